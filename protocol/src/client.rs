@@ -1,0 +1,239 @@
+//! Host → client requests: tool execution, classification, rendering, approval, hooks.
+
+use crate::{AgentId, ContentBlock, ContextMessage, ExecutionView, JsonValue, ToolExecutionResult};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// `client/executeTool` params.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecuteToolParams {
+    /// Which registration (a shadowing agent tool and a global one share a name).
+    pub registration: String,
+    /// Opaque execution token.
+    pub token: String,
+    /// The call id.
+    pub call_id: String,
+    /// Tool name.
+    pub name: String,
+    /// Frozen, validated arguments.
+    pub arguments: JsonValue,
+    /// The calling agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub agent: Option<AgentId>,
+    /// Token of the enclosing execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub parent: Option<String>,
+}
+
+/// `client/executeTool` result.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExecuteToolResult {
+    /// The canonical value (validated against the output declaration).
+    pub value: JsonValue,
+    /// Content to use instead of the default rendering.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub content: Option<Vec<ContentBlock>>,
+    /// Presentation metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub meta: Option<JsonValue>,
+    /// Contexts deferred until after the result.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<ContextMessage>>", optional)]
+    pub additional_contexts: Vec<ContextMessage>,
+}
+
+/// `client/classify` params.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+pub struct ClassifyParams {
+    /// Which registration.
+    pub registration: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments.
+    pub arguments: JsonValue,
+}
+
+/// `client/render` params.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+pub struct RenderParams {
+    /// Which registration.
+    pub registration: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments.
+    pub arguments: JsonValue,
+    /// The canonical value.
+    pub value: JsonValue,
+}
+
+/// `client/approve` params.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+pub struct ApproveParams {
+    /// The call awaiting approval.
+    pub execution: ExecutionView,
+    /// Why approval is asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub reason: Option<String>,
+}
+
+/// `client/approve` result.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields)]
+pub struct ApproveResult {
+    /// The user's answer.
+    pub outcome: ApprovalOutcome,
+}
+
+/// The user's answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalOutcome {
+    /// Run this call.
+    AllowedOnce,
+    /// Do not run it.
+    Rejected,
+    /// The dialog was dismissed.
+    Cancelled,
+}
+
+/// `hooks/subscribe` params.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+pub struct SubscribeParams {
+    /// `tools/pre-execute`, `tools/guard` or `tools/post-execute`.
+    pub event: HookEvent,
+    /// Only this agent's calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub agent: Option<AgentId>,
+    /// Lower runs first (default 0).
+    #[serde(default)]
+    pub order: i32,
+}
+
+/// Hookable pipeline events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+pub enum HookEvent {
+    /// The allow/deny/ask gate.
+    #[serde(rename = "tools/pre-execute")]
+    PreExecute,
+    /// Monotonic guards.
+    #[serde(rename = "tools/guard")]
+    Guard,
+    /// Result inspection and replacement.
+    #[serde(rename = "tools/post-execute")]
+    PostExecute,
+}
+
+/// `hooks/subscribe` result.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+pub struct SubscribeResult {
+    /// Pass to `hooks/unsubscribe`.
+    pub subscription: String,
+}
+
+/// `hooks/unsubscribe` params.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+pub struct UnsubscribeParams {
+    /// The subscription.
+    pub subscription: String,
+}
+
+/// `hooks/preExecute` and `hooks/guard` params.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+pub struct HookParams {
+    /// Which subscription.
+    pub subscription: String,
+    /// The call.
+    pub execution: ExecutionView,
+}
+
+/// `hooks/postExecute` params.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+pub struct PostHookParams {
+    /// Which subscription.
+    pub subscription: String,
+    /// The call.
+    pub execution: ExecutionView,
+    /// Its result so far.
+    pub result: ToolExecutionResult,
+}
+
+/// Pre-execute decision.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum PreToolDecision {
+    /// Continue.
+    Allow,
+    /// Refuse with a reason the model reads.
+    Deny {
+        /// Why.
+        reason: String,
+    },
+    /// Ask the user (degrades to deny without an approver).
+    Ask {
+        /// Why.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        reason: Option<String>,
+    },
+}
+
+/// Guard answer: `{}` abstains, `{ deny }` denies.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields)]
+pub struct GuardDecision {
+    /// Final denial reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub deny: Option<String>,
+}
+
+/// Post-execute decision.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum PostToolDecision {
+    /// Keep the result, optionally replacing content or value (never both).
+    #[serde(rename_all = "camelCase")]
+    Accept {
+        /// Replacement content.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        content: Option<Vec<ContentBlock>>,
+        /// Replacement value (revalidated and re-rendered).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        value: Option<JsonValue>,
+        /// Contexts appended after tool-deferred ones.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[ts(as = "Option<Vec<ContextMessage>>", optional)]
+        additional_contexts: Vec<ContextMessage>,
+    },
+    /// Turn the result into a valueless failure.
+    #[serde(rename_all = "camelCase")]
+    Block {
+        /// What the model reads.
+        feedback: BlockFeedback,
+        /// The only contexts kept.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[ts(as = "Option<Vec<ContextMessage>>", optional)]
+        additional_contexts: Vec<ContextMessage>,
+    },
+}
+
+/// Block feedback: text or content blocks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(untagged)]
+pub enum BlockFeedback {
+    /// Text.
+    Text(String),
+    /// Blocks.
+    Blocks(Vec<ContentBlock>),
+}

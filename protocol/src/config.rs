@@ -1,0 +1,289 @@
+//! `HostConfig`: every field optional; unknown fields are errors naming them.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use ts_rs::TS;
+
+/// A string-keyed map (sorted, so generated output is stable).
+pub type Map<V> = BTreeMap<String, V>;
+
+/// Host configuration (`initialize.config`, `--config FILE`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct HostConfig {
+    /// Presentation and scheduling of tools.
+    #[serde(default)]
+    pub tools: ToolsConfig,
+    /// Code Mode runtime budgets.
+    #[serde(default)]
+    pub code_runtime: CodeRuntimeConfig,
+    /// Built-in pipeline wrappers.
+    #[serde(default)]
+    pub pipeline: PipelineConfig,
+    /// Claude-Code-style permission rules.
+    #[serde(default)]
+    pub permissions: PermissionsConfig,
+    /// MCP servers to ingest, by name.
+    #[serde(default)]
+    pub mcp_servers: Map<McpServerConfig>,
+    /// Built-in tools (off unless configured).
+    #[serde(default)]
+    pub builtins: BuiltinsConfig,
+    /// Wire limits.
+    #[serde(default)]
+    pub transport: TransportConfig,
+}
+
+/// How tools are presented to the model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum PresentationMode {
+    /// Every visible tool as a function definition.
+    #[default]
+    Native,
+    /// Only `run_code` plus the generated SDK.
+    Code,
+    /// Both forms.
+    Both,
+}
+
+/// `tools` section.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct ToolsConfig {
+    /// Default presentation (`native`).
+    pub mode: PresentationMode,
+    /// Bound on overlapping Code Mode binding calls and batch calls (default 10, at least 1).
+    pub max_parallel_sub_calls: u32,
+    /// Order of native tools in prompt assembly (names not listed follow, lexicographic).
+    pub tool_order: Vec<String>,
+}
+
+impl Default for ToolsConfig {
+    fn default() -> Self {
+        ToolsConfig {
+            mode: PresentationMode::Native,
+            max_parallel_sub_calls: 10,
+            tool_order: Vec::new(),
+        }
+    }
+}
+
+/// Code Mode language.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum CodeLanguage {
+    /// TypeScript in a deno_core isolate.
+    #[default]
+    Typescript,
+    /// Python in a CPython child process.
+    Python,
+}
+
+/// `codeRuntime` section.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct CodeRuntimeConfig {
+    /// SDK and runtime language.
+    pub language: CodeLanguage,
+    /// Busy-time budget of one run (ms, > 0).
+    pub compute_ms: u64,
+    /// Wall-clock ceiling of one run (ms, > 0).
+    pub max_wall_ms: u64,
+    /// Cap on the serialized logs + completion of one run (bytes, >= 4).
+    pub max_output_bytes: u64,
+    /// Heap cap of one isolate (MiB, > 0).
+    pub max_heap_mb: u64,
+    /// Fresh isolates kept ready (>= 1).
+    pub pool_size: u32,
+}
+
+impl Default for CodeRuntimeConfig {
+    fn default() -> Self {
+        CodeRuntimeConfig {
+            language: CodeLanguage::Typescript,
+            compute_ms: 60_000,
+            max_wall_ms: 600_000,
+            max_output_bytes: 64 * 1024 * 1024,
+            max_heap_mb: 512,
+            pool_size: 2,
+        }
+    }
+}
+
+/// `pipeline` section.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct PipelineConfig {
+    /// Deadline enforcement.
+    pub timeout: TimeoutConfig,
+    /// Retries of idempotent tools.
+    pub retry: RetryConfig,
+}
+
+/// `pipeline.timeout`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct TimeoutConfig {
+    /// Make `timeoutMs` real (`TOOL_TIMEOUT`).
+    pub enforce: bool,
+    /// Deadline for tools that declare none (ms, > 0), or none.
+    #[ts(optional = nullable)]
+    pub default_ms: Option<u64>,
+}
+
+impl Default for TimeoutConfig {
+    fn default() -> Self {
+        TimeoutConfig {
+            enforce: true,
+            default_ms: None,
+        }
+    }
+}
+
+/// `pipeline.retry`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct RetryConfig {
+    /// Attempts in all for idempotent tools (1 = no retry).
+    pub max_attempts: u32,
+    /// First backoff (ms), doubled per attempt.
+    pub backoff_ms: u64,
+}
+
+impl Default for RetryConfig {
+    fn default() -> Self {
+        RetryConfig {
+            max_attempts: 1,
+            backoff_ms: 100,
+        }
+    }
+}
+
+/// `permissions` (Claude Code rule syntax).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct PermissionsConfig {
+    /// Rules that allow.
+    pub allow: Vec<String>,
+    /// Rules that deny (win over ask and allow).
+    pub deny: Vec<String>,
+    /// Rules that ask (win over allow).
+    pub ask: Vec<String>,
+    /// What a call matching no rule gets (`allow` unless set).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub default: Option<PermissionDefault>,
+}
+
+/// Fallback for calls that match no rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum PermissionDefault {
+    /// Allow.
+    Allow,
+    /// Ask.
+    Ask,
+    /// Deny.
+    Deny,
+}
+
+/// One MCP server to spawn and ingest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct McpServerConfig {
+    /// Program to run.
+    pub command: String,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Its environment (nothing else is inherited but PATH).
+    #[serde(default)]
+    pub env: Map<String>,
+    /// Working directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub cwd: Option<String>,
+    /// Off switch.
+    #[serde(default = "enabled_by_default")]
+    pub enabled: bool,
+    /// Per-call deadline (ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub timeout_ms: Option<u64>,
+    /// Which of its tools to ingest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tools: Option<NameFilter>,
+}
+
+fn enabled_by_default() -> bool {
+    true
+}
+
+/// An allow or deny list of names.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields)]
+pub struct NameFilter {
+    /// Only these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub allow: Option<Vec<String>>,
+    /// All but these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub deny: Option<Vec<String>>,
+}
+
+/// `builtins` section: each tool family is off unless present.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct BuiltinsConfig {
+    /// File tools confined to `root`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub fs: Option<FsConfig>,
+    /// The bash tool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub bash: Option<BashConfig>,
+}
+
+/// `builtins.fs`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FsConfig {
+    /// Every path is confined to this directory.
+    pub root: String,
+}
+
+/// `builtins.bash`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BashConfig {
+    /// Working directory of commands.
+    pub cwd: String,
+    /// Register the tool.
+    #[serde(default = "enabled_by_default")]
+    pub allow: bool,
+}
+
+/// `transport` section.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct TransportConfig {
+    /// Largest accepted message (bytes); larger frames are refused with -32600.
+    pub max_message_bytes: u64,
+    /// Deepest accepted JSON nesting.
+    pub max_nesting_depth: u32,
+}
+
+impl Default for TransportConfig {
+    fn default() -> Self {
+        TransportConfig {
+            max_message_bytes: 64 * 1024 * 1024,
+            max_nesting_depth: 20_000,
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! Execution methods and the results and events they produce.
+
+use crate::{AgentId, ContentBlock, ContextMessage, JsonValue};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// `tools/execute` params.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecuteParams {
+    /// The model's call id.
+    pub call_id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments (lossless JSON; an object for DSL tools).
+    #[serde(default = "empty_object")]
+    pub arguments: JsonValue,
+    /// The calling agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub agent: Option<AgentId>,
+}
+
+fn empty_object() -> JsonValue {
+    JsonValue::Object(serde_json::Map::new())
+}
+
+/// One call of `tools/executeBatch`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchCall {
+    /// The model's call id.
+    pub call_id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments.
+    #[serde(default = "empty_object")]
+    pub arguments: JsonValue,
+}
+
+/// `tools/executeBatch` params.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecuteBatchParams {
+    /// Calls in model order.
+    pub calls: Vec<BatchCall>,
+    /// The calling agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub agent: Option<AgentId>,
+    /// Bound of the rolling pool (default `tools.maxParallelSubCalls`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub max_parallel: Option<u32>,
+}
+
+/// `tools/executionMode` params.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+pub struct ExecutionModeParams {
+    /// Tool name.
+    pub name: String,
+    /// Arguments.
+    #[serde(default = "empty_object")]
+    pub arguments: JsonValue,
+    /// The viewing agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub agent: Option<AgentId>,
+}
+
+/// `parallel` or `exclusive`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutionMode {
+    /// May overlap other parallel calls.
+    Parallel,
+    /// Runs alone, as an ordering barrier.
+    Exclusive,
+}
+
+/// The outcome of one execution.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolExecutionResult {
+    /// Failure flag.
+    pub is_error: bool,
+    /// The canonical value (successes only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub value: Option<JsonValue>,
+    /// The failure (failures only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub error: Option<ToolFailure>,
+    /// Model-facing content.
+    pub content: Vec<ContentBlock>,
+    /// Presentation metadata persisted with the result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub meta: Option<JsonValue>,
+    /// Contexts for the loop to append after the result.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<ContextMessage>>", optional)]
+    pub additional_contexts: Vec<ContextMessage>,
+}
+
+/// A failure: the message the model reads and, for harness errors, their code.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct ToolFailure {
+    /// Human-readable message (`content` is `Error: <message>`).
+    pub message: String,
+    /// Internal `{ name, code }` of a harness error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub info: Option<ErrorInfo>,
+}
+
+/// Error class and harness code (`UNKNOWN_TOOL`, `INVALID_ARGS`, ...).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct ErrorInfo {
+    /// Error class name.
+    pub name: String,
+    /// Harness code.
+    pub code: String,
+}
+
+/// Identity of one execution, as observers see it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionRef {
+    /// Opaque host token of this execution.
+    pub token: String,
+    /// The call id.
+    pub call_id: String,
+    /// Tool name.
+    pub name: String,
+    /// The calling agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub agent: Option<AgentId>,
+    /// Token of the enclosing execution (Code Mode sub-calls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub parent: Option<String>,
+}
+
+/// The full execution view sent to hooks and approvers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionView {
+    /// Opaque host token.
+    pub token: String,
+    /// The call id.
+    pub call_id: String,
+    /// Tool name.
+    pub name: String,
+    /// Frozen arguments.
+    pub arguments: JsonValue,
+    /// The calling agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub agent: Option<AgentId>,
+    /// Token of the enclosing execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub parent: Option<String>,
+}
+
+/// `tools/result` notification: the observe-only final outcome.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+pub struct ResultNotification {
+    /// Which execution.
+    pub execution: ExecutionRef,
+    /// Its final result.
+    pub result: ToolExecutionResult,
+}
+
+/// `tools/codeDispatchStart` notification.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+pub struct CodeDispatchStartNotification {
+    /// `<parentCallId>:code:<n>`.
+    pub id: String,
+    /// The outer call id.
+    pub parent: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments.
+    pub arguments: JsonValue,
+    /// Start time (ms since the Unix epoch).
+    pub time: f64,
+}
+
+/// Start and end of a sub-call (ms since the Unix epoch).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+pub struct DispatchTime {
+    /// Start.
+    pub start: f64,
+    /// End.
+    pub end: f64,
+}
+
+/// `tools/codeDispatch` notification.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CodeDispatchNotification {
+    /// `<parentCallId>:code:<n>`.
+    pub id: String,
+    /// The outer call id.
+    pub parent: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments.
+    pub arguments: JsonValue,
+    /// Model-facing content of the sub-call.
+    pub content: Vec<ContentBlock>,
+    /// Failure flag.
+    pub is_error: bool,
+    /// Timing.
+    pub time: DispatchTime,
+}
+
+/// `code/log` notification: live program output.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CodeLogNotification {
+    /// The `run_code` call id.
+    pub call_id: String,
+    /// `log`, `info`, `warn`, `error` or `debug`.
+    pub stream: String,
+    /// One formatted line.
+    pub text: String,
+}
+
+/// `tools/prompt` result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct PromptAssembly {
+    /// Prompt sections, by order.
+    pub sections: Vec<PromptSection>,
+    /// Function definitions for the model.
+    pub tools: Vec<PromptTool>,
+}
+
+/// One prompt section.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct PromptSection {
+    /// `tools:sdk`, `tools:code-only`, ...
+    pub name: String,
+    /// Sort key.
+    pub order: i32,
+    /// Text.
+    pub text: String,
+}
+
+/// One function definition.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptTool {
+    /// Name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub input_schema: JsonValue,
+}

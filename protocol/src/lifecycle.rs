@@ -1,0 +1,87 @@
+//! `initialize` / `shutdown` shapes (LSP-style lifecycle).
+
+use crate::HostConfig;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// `initialize` params.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeParams {
+    /// Must be `"1"`.
+    pub protocol_version: String,
+    /// Who the client is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub client_info: Option<PeerInfo>,
+    /// What the client can answer when the host asks.
+    #[serde(default)]
+    pub capabilities: ClientCapabilities,
+    /// Host configuration, merged over `--config FILE`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub config: Option<serde_json::Value>,
+}
+
+/// Name and version of a peer.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema, TS)]
+pub struct PeerInfo {
+    /// Program name.
+    pub name: String,
+    /// Program version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub version: Option<String>,
+}
+
+/// What the client answers when the host asks (protocol section 6).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientCapabilities {
+    /// The client executes the tools it registers (`client/executeTool`).
+    #[serde(default)]
+    pub execute_tools: bool,
+    /// The client answers `client/approve`.
+    #[serde(default)]
+    pub approval: bool,
+    /// The client answers `hooks/*` for its subscriptions.
+    #[serde(default)]
+    pub hooks: bool,
+}
+
+/// `initialize` result.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResult {
+    /// Always `"1"`.
+    pub protocol_version: String,
+    /// The host's name and version.
+    pub server_info: PeerInfo,
+    /// What the host offers.
+    pub capabilities: HostCapabilities,
+}
+
+/// What the host offers.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct HostCapabilities {
+    /// Presentation modes the host can assemble.
+    pub modes: Vec<String>,
+    /// Languages with a Code Mode runtime in this host.
+    pub code_languages: Vec<String>,
+    /// Framing the host speaks on this connection.
+    pub framing: String,
+    /// Largest accepted message in bytes.
+    pub max_message_bytes: u64,
+    /// The effective configuration after merging.
+    pub config: HostConfig,
+}
+
+/// `$/cancelRequest` params (both directions).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+pub struct CancelParams {
+    /// The id of the request to cancel.
+    #[ts(type = "number | string")]
+    pub id: serde_json::Value,
+}

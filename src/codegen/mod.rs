@@ -1,0 +1,25 @@
+//! Code Mode text generation: JSON Schema → TypeScript types, the `tools:sdk` section a
+//! model reads, and the `run_code` transport schema. Pure functions over `serde_json`
+//! values, stack-safe for any schema depth, deterministic byte for byte.
+//!
+//! Rendering rules of [`json_schema_to_ts`], per node: `string`/`number`/`boolean`/`null`
+//! as named (`integer` is `number`); a `type` array is a union; arrays are `T[]` (unions
+//! parenthesized, no `items` is `JsonValue[]`); objects list `properties` in schema order
+//! (`?` unless required, keys quoted unless plain identifiers, `description` as a `/** */`
+//! line above) and, when open, end with the narrowest index signature TypeScript accepts
+//! (`JsonValue`, `JsonValue | undefined` when a member is optional, `unknown` when a member
+//! is not JSON); a closed empty object is `Record<string, never>`; `const`/`enum` are
+//! JSON literal types; `oneOf` is the union of its branches; `{}` is `JsonValue`. Any node
+//! outside the supported subset (`$ref`, `anyOf`, `allOf`, `not`, tuple `items`,
+//! `patternProperties`, `if`/`then`, schema-valued `additionalProperties`, unknown type
+//! names, ...) is `unknown`, and only that node.
+
+mod run_code;
+mod schema_plan;
+mod sdk;
+mod ts_text;
+mod typescript;
+
+pub use run_code::{RUN_CODE_NAME, run_code_description, run_code_input_schema};
+pub use sdk::{SdkTool, typescript_sdk};
+pub use typescript::json_schema_to_ts;

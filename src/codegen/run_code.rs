@@ -1,0 +1,64 @@
+//! The `run_code` transport tool as the model sees it: name, input schema, description.
+
+use serde_json::{Value, json};
+
+/// The reserved name of the Code Mode transport tool.
+pub const RUN_CODE_NAME: &str = "run_code";
+
+/// What `run_code` does, in one breath; the SDK section carries the detail.
+const SUMMARY: &str = "Run a TypeScript program that calls the available tools through a typed SDK \
+(`await tools.name(args)`). Only what the program prints with `console.log` or returns comes back.";
+
+/// `run_code`'s input schema: exactly `code` and `description`, both required strings.
+pub fn run_code_input_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "code": {
+                "type": "string",
+                "description": "The body of an async TypeScript function (erasable syntax only) that calls tools as `await tools.name(args)` and returns or prints its result."
+            },
+            "description": {
+                "type": "string",
+                "description": "A short summary of what the program does."
+            }
+        },
+        "required": ["code", "description"],
+        "additionalProperties": false
+    })
+}
+
+/// The `run_code` tool description: a short summary, followed by `sdk` (the
+/// [`typescript_sdk`](super::typescript_sdk) text) when the SDK travels inside the
+/// description, as it must for clients that only read tool definitions (MCP). An empty
+/// `sdk` yields the summary alone, for prompts that carry the SDK as their own section.
+pub fn run_code_description(sdk: &str) -> String {
+    if sdk.trim().is_empty() {
+        SUMMARY.to_owned()
+    } else {
+        format!("{SUMMARY}\n\n{sdk}")
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_schema_is_exact() {
+        let schema = run_code_input_schema();
+        assert_eq!(
+            serde_json::to_string(&schema).unwrap(),
+            "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"The body of an async TypeScript function (erasable syntax only) that calls tools as `await tools.name(args)` and returns or prints its result.\"},\"description\":{\"type\":\"string\",\"description\":\"A short summary of what the program does.\"}},\"required\":[\"code\",\"description\"],\"additionalProperties\":false}"
+        );
+    }
+
+    #[test]
+    fn description_carries_the_sdk_when_given() {
+        assert_eq!(run_code_description(""), SUMMARY);
+        assert_eq!(run_code_description(" \n"), SUMMARY);
+        assert_eq!(run_code_description("SDK"), format!("{SUMMARY}\n\nSDK"));
+        assert_eq!(RUN_CODE_NAME, "run_code");
+    }
+}

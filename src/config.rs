@@ -1,0 +1,184 @@
+//! Host configuration: `--config FILE` (JSON or TOML) with `initialize.config` merged over
+//! it, validated field by field; every error names the field.
+
+use dsh_tools_protocol::HostConfig;
+use serde_json::Value;
+use std::path::Path;
+
+/// A configuration error naming the offending field (`config.tools.mode: ...`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+/// Reads a JSON (`.json`) or TOML (anything else) file into a JSON value.
+pub fn read_file(path: &Path) -> Result<Value, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError(format!("cannot read config file {}: {e}", path.display())))?;
+    if path.extension().is_some_and(|ext| ext == "json") {
+        serde_json::from_str(&text)
+            .map_err(|e| ConfigError(format!("{}: invalid JSON: {e}", path.display())))
+    } else {
+        let table: toml::Table = toml::from_str(&text)
+            .map_err(|e| ConfigError(format!("{}: invalid TOML: {e}", path.display())))?;
+        serde_json::to_value(table).map_err(|e| ConfigError(format!("{}: {e}", path.display())))
+    }
+}
+
+/// Deep-merges `over` into `base`: objects merge key by key, anything else replaces.
+pub fn merge(base: &mut Value, over: Value) {
+    match (base, over) {
+        (Value::Object(base), Value::Object(over)) => {
+            for (key, value) in over {
+                match base.get_mut(&key) {
+                    Some(slot) => merge(slot, value),
+                    None => {
+                        base.insert(key, value);
+                    }
+                }
+            }
+        }
+        (slot, value) => *slot = value,
+    }
+}
+
+/// Parses and validates a merged configuration.
+pub fn parse(value: Value) -> Result<HostConfig, ConfigError> {
+    let config: HostConfig = serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." {
+            "config".to_string()
+        } else {
+            format!("config.{path}")
+        };
+        ConfigError(format!("{field}: {}", e.inner()))
+    })?;
+    validate(&config)?;
+    Ok(config)
+}
+
+fn validate(config: &HostConfig) -> Result<(), ConfigError> {
+    let runtime = &config.code_runtime;
+    let checks: [(bool, &str, &str); 9] = [
+        (
+            config.tools.max_parallel_sub_calls >= 1,
+            "config.tools.maxParallelSubCalls",
+            "must be at least 1",
+        ),
+        (
+            runtime.compute_ms > 0,
+            "config.codeRuntime.computeMs",
+            "must be positive",
+        ),
+        (
+            runtime.max_wall_ms > 0,
+            "config.codeRuntime.maxWallMs",
+            "must be positive",
+        ),
+        (
+            runtime.max_output_bytes >= 4,
+            "config.codeRuntime.maxOutputBytes",
+            "must be at least 4",
+        ),
+        (
+            runtime.max_heap_mb > 0,
+            "config.codeRuntime.maxHeapMb",
+            "must be positive",
+        ),
+        (
+            runtime.pool_size >= 1,
+            "config.codeRuntime.poolSize",
+            "must be at least 1",
+        ),
+        (
+            config.pipeline.timeout.default_ms != Some(0),
+            "config.pipeline.timeout.defaultMs",
+            "must be positive",
+        ),
+        (
+            config.pipeline.retry.max_attempts >= 1,
+            "config.pipeline.retry.maxAttempts",
+            "must be at least 1",
+        ),
+        (
+            config.transport.max_message_bytes >= 1024,
+            "config.transport.maxMessageBytes",
+            "must be at least 1024",
+        ),
+    ];
+    match checks.iter().find(|(ok, _, _)| !ok) {
+        Some((_, field, rule)) => Err(ConfigError(format!("{field}: {rule}"))),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn error_of(config: Value) -> String {
+        parse(config).unwrap_err().0
+    }
+
+    #[test]
+    fn every_invalid_field_is_named() {
+        let cases = [
+            (json!({ "tool": {} }), "config.tool: unknown field `tool`"),
+            (
+                json!({ "tools": { "mode": "fancy" } }),
+                "config.tools.mode: unknown variant `fancy`",
+            ),
+            (
+                json!({ "tools": { "maxParallelSubCalls": 0 } }),
+                "config.tools.maxParallelSubCalls: must be at least 1",
+            ),
+            (
+                json!({ "codeRuntime": { "maxOutputBytes": 3 } }),
+                "config.codeRuntime.maxOutputBytes: must be at least 4",
+            ),
+            (
+                json!({ "codeRuntime": { "computeMs": "x" } }),
+                "config.codeRuntime.computeMs: invalid type",
+            ),
+            (
+                json!({ "pipeline": { "timeout": { "defaultMs": 0 } } }),
+                "config.pipeline.timeout.defaultMs: must be positive",
+            ),
+        ];
+        for (config, expected) in cases {
+            let error = error_of(config.clone());
+            assert!(
+                error.starts_with(expected),
+                "{config} gave {error:?}, expected {expected:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn merge_is_deep_and_later_wins() {
+        let mut base = json!({ "tools": { "mode": "code", "maxParallelSubCalls": 3 }, "codeRuntime": { "computeMs": 5 } });
+        merge(&mut base, json!({ "tools": { "mode": "both" } }));
+        assert_eq!(
+            base,
+            json!({ "tools": { "mode": "both", "maxParallelSubCalls": 3 }, "codeRuntime": { "computeMs": 5 } })
+        );
+        let config = parse(base).unwrap();
+        assert_eq!(config.tools.max_parallel_sub_calls, 3);
+        assert_eq!(config.code_runtime.compute_ms, 5);
+    }
+
+    #[test]
+    fn toml_files_parse_like_json() {
+        let dir = std::env::temp_dir().join(format!("dsh-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("host.toml");
+        std::fs::write(&path, "[tools]\nmode = \"code\"\n").unwrap();
+        let config = parse(read_file(&path).unwrap()).unwrap();
+        assert_eq!(
+            config.tools.mode,
+            dsh_tools_protocol::PresentationMode::Code
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,25 @@
+//! dsh-tools: a tool registry and execution pipeline for LLM agents, served over JSON-RPC
+//! on stdio and embeddable as a library ([`ToolRuntime`]).
+//!
+//! Modules in reading order (each knows only the ones listed after it; see ARCHITECTURE.md):
+//! - [`rpc`]: the method table, lifecycle and wire conversions over [`transport`];
+//! - [`transport`]: framing, the single writer task, host→client requests;
+//! - [`pipeline`]: one execution from arguments to final result, hooks, scheduling;
+//! - [`registry`]: layers, shadowing, restrictions, presentation, resolution;
+//! - [`tool`]: definitions, executions and results;
+//! - [`codegen`]: the TypeScript SDK text of Code Mode;
+//! - [`schema`] and [`json`]: the schema DSL, the enforced subset, validation, lossless JSON;
+//! - [`config`]: host configuration.
+
+pub mod codegen;
+pub mod config;
+pub mod json;
+pub mod pipeline;
+pub mod registry;
+pub mod rpc;
+pub mod schema;
+pub mod tool;
+pub mod transport;
+
+pub use pipeline::ToolRuntime;
+pub use tool::{ToolDefinition, ToolExecutionInput, ToolExecutionResult};

@@ -1,0 +1,100 @@
+//! The `dsh-tools` binary: `serve` (default) speaks the wire protocol on stdio.
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use dsh_tools::config;
+use dsh_tools::rpc::{ServeOptions, serve};
+use dsh_tools::transport::framing::Framing;
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    name = "dsh-tools",
+    version,
+    about = "Tool registry, execution pipeline and Code Mode over JSON-RPC on stdio"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(clap::Args, Clone)]
+struct Common {
+    /// Host configuration (JSON or TOML); `initialize.config` is merged over it.
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    /// Log level for stderr (overridden by RUST_LOG).
+    #[arg(long, global = true, default_value = "warn")]
+    log_level: String,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the wire protocol on stdin/stdout (the default).
+    Serve {
+        /// `lsp` (Content-Length headers), `ndjson`, or `auto` (decided by the first byte).
+        #[arg(long, default_value = "lsp")]
+        framing: String,
+    },
+    /// Write protocol/generated/ (JSON Schema and TypeScript declarations of the wire types).
+    GenerateProtocol {
+        /// Output directory.
+        #[arg(long, default_value = "protocol/generated")]
+        out: PathBuf,
+    },
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    init_logging(&cli.common.log_level);
+    let base_config = match &cli.common.config {
+        Some(path) => config::read_file(path)?,
+        None => serde_json::json!({}),
+    };
+    let parsed = config::parse(base_config.clone())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(32 << 20)
+        .build()
+        .context("starting the async runtime")?;
+    match cli.command.unwrap_or(Command::Serve {
+        framing: "lsp".into(),
+    }) {
+        Command::Serve { framing } => {
+            let framing: Framing = framing
+                .parse()
+                .map_err(|e| anyhow::anyhow!("--framing: {e}"))?;
+            let options = ServeOptions {
+                framing,
+                base_config,
+                config: parsed,
+            };
+            let code = runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout(), options));
+            runtime.shutdown_background();
+            std::process::exit(code);
+        }
+        Command::GenerateProtocol { out } => {
+            std::fs::create_dir_all(&out)?;
+            let schema =
+                serde_json::to_string_pretty(&dsh_tools_protocol::generate::json_schema_bundle())?;
+            std::fs::write(out.join("protocol.schema.json"), schema + "\n")?;
+            std::fs::write(
+                out.join("protocol.d.ts"),
+                dsh_tools_protocol::generate::typescript_declarations(),
+            )?;
+            Ok(())
+        }
+    }
+}
+
+fn init_logging(level: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}

@@ -1,0 +1,446 @@
+//! One execution, stage by stage, in the seed README's order:
+//! snapshot → validate → pre-execute → approval → guards → wrappers → body → output validation
+//! and rendering → post-execute → finalizeContent → observers (`tools/result`).
+
+use super::ToolRuntime;
+use super::dispatch::{Next, panic_message};
+use super::hooks::{
+    ApprovalOutcome, BlockFeedback, Dispatch, DispatchOutcome, HookSet, PostDecision, PreDecision,
+};
+use super::sequencer::Turns;
+use crate::json;
+use crate::registry::{RUN_CODE, RegisteredTool};
+use crate::schema::PathRoot;
+use crate::tool::{
+    BodyOutput, ContentBlock, ContextMessage, ExecutionToken, HarnessCode, InputSchema, Outcome,
+    Render, ToolDefinition, ToolError, ToolExecution, ToolExecutionInput, ToolExecutionResult,
+};
+use dsh_tools_protocol::PresentationMode;
+use futures::FutureExt;
+use parking_lot::Mutex;
+use serde_json::Value;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+impl ToolRuntime {
+    /// Runs one call through the complete pipeline and returns its final result.
+    pub async fn execute(&self, input: ToolExecutionInput) -> ToolExecutionResult {
+        self.execute_in_turn(input, Turns::default()).await
+    }
+
+    /// Like [`execute`](Self::execute), taking policy and result turns from a scheduler so
+    /// overlapping calls keep model order for everything but dispatch.
+    pub(crate) async fn execute_in_turn(
+        &self,
+        input: ToolExecutionInput,
+        mut turns: Turns,
+    ) -> ToolExecutionResult {
+        let ToolExecutionInput {
+            call_id,
+            name,
+            mut arguments,
+            signal,
+            agent,
+            parent,
+        } = input;
+        let lossy = json::canonicalize(&mut arguments, "arguments").err();
+        let execution = Arc::new(ToolExecution {
+            token: ExecutionToken::fresh(),
+            call_id,
+            name,
+            arguments: Arc::new(arguments),
+            agent,
+            parent,
+            signal,
+        });
+        let hooks = self.hooks.snapshot();
+        let tool = self
+            .registry
+            .resolve(&execution.name, execution.agent.as_ref());
+        let stages = self.stages(&execution, tool.as_ref(), lossy, &hooks, &mut turns);
+        let mut result = match AssertUnwindSafe(stages).catch_unwind().await {
+            Ok(result) => result,
+            Err(panic) => ToolExecutionResult::harness(
+                HarnessCode::PipelineFailed,
+                format!("pipeline stage panicked: {}", panic_message(&panic)),
+            ),
+        };
+        if let Some(finalize) = tool
+            .as_ref()
+            .and_then(|t| t.definition.finalize_content.clone())
+        {
+            match std::panic::catch_unwind(AssertUnwindSafe(|| finalize(&execution, &result))) {
+                Ok(Some(content)) => result.content = content,
+                Ok(None) => {}
+                Err(panic) => {
+                    let message = format!("finalizeContent panicked: {}", panic_message(&panic));
+                    result.content = vec![ContentBlock::text(format!("Error: {message}"))];
+                }
+            }
+        }
+        turns.results().await;
+        for observer in hooks.observers.iter().filter(|l| l.applies_to(&execution)) {
+            observer.hook.observe(&execution, &result);
+        }
+        result
+    }
+
+    async fn stages(
+        &self,
+        execution: &Arc<ToolExecution>,
+        tool: Option<&Arc<RegisteredTool>>,
+        lossy: Option<json::LossyJson>,
+        hooks: &HookSet,
+        turns: &mut Turns,
+    ) -> ToolExecutionResult {
+        if execution.signal.is_aborted() {
+            return aborted_before_dispatch();
+        }
+        if let Some(lossy) = lossy {
+            return ToolExecutionResult::harness(
+                HarnessCode::InvalidArgs,
+                format!("invalid arguments: {lossy}"),
+            );
+        }
+        let Some(tool) = tool else {
+            return unknown_tool(&execution.name);
+        };
+        if execution.parent.is_none()
+            && &*execution.name != RUN_CODE
+            && self.registry.mode(execution.agent.as_ref()) == PresentationMode::Code
+        {
+            let name = &execution.name;
+            return ToolExecutionResult::harness(
+                HarnessCode::UnknownTool,
+                format!(
+                    "unknown tool \"{name}\": only `run_code` is callable directly — call `{name}` from inside a `run_code` program instead"
+                ),
+            );
+        }
+        let definition = &tool.definition;
+        if let Some(invalid) = invalid_arguments(definition, &execution.arguments) {
+            return invalid;
+        }
+        turns.policy().await;
+        if let Some(denied) = self.policy(execution, hooks).await {
+            return denied;
+        }
+        turns.policy_done();
+        if execution.signal.is_aborted() {
+            return aborted_before_dispatch();
+        }
+        let deferred = Arc::new(Mutex::new(Vec::new()));
+        let outcome = self.dispatch(execution, tool, hooks, &deferred).await;
+        let mut result = self
+            .normalize(execution, &tool.registration, definition, outcome)
+            .await;
+        if execution.signal.is_aborted() && !result.is_error() {
+            result = ToolExecutionResult::harness(HarnessCode::Aborted, "tool call aborted");
+        }
+        let mut contexts = std::mem::take(&mut *deferred.lock());
+        contexts.append(&mut result.additional_contexts);
+        result.additional_contexts = contexts;
+        turns.results().await;
+        self.post_execute(execution, tool, result, hooks).await
+    }
+
+    /// The pre-execute waterfall (strictest decision wins; deny stops it), approval of an
+    /// `ask`, then the guards. `Some` is the denial.
+    async fn policy(
+        &self,
+        execution: &Arc<ToolExecution>,
+        hooks: &HookSet,
+    ) -> Option<ToolExecutionResult> {
+        let mut ask: Option<Option<String>> = None;
+        for listener in hooks.pre.iter().filter(|l| l.applies_to(execution)) {
+            match listener.hook.decide(execution).await {
+                Ok(PreDecision::Allow) => {}
+                Ok(PreDecision::Deny(reason)) => return Some(denied(reason)),
+                Ok(PreDecision::Ask(reason)) => {
+                    if ask.as_ref().is_none_or(Option::is_none) {
+                        ask = Some(reason);
+                    }
+                }
+                Err(error) => {
+                    let hook = listener.hook.name();
+                    return Some(denied(format!(
+                        "tools/pre-execute hook \"{hook}\" failed: {}",
+                        error.message
+                    )));
+                }
+            }
+        }
+        if let Some(reason) = ask {
+            let name = &execution.name;
+            let Some(approver) = hooks.approver.clone() else {
+                return Some(denied(reason.unwrap_or_else(|| {
+                    format!("tool \"{name}\" requires approval, but no approver is connected")
+                })));
+            };
+            match approver.approve(execution, reason).await {
+                ApprovalOutcome::AllowedOnce => {}
+                ApprovalOutcome::Rejected => {
+                    return Some(denied(format!("the user rejected tool \"{name}\"")));
+                }
+                ApprovalOutcome::Cancelled => {
+                    return Some(denied(format!(
+                        "approval for tool \"{name}\" was cancelled"
+                    )));
+                }
+            }
+        }
+        for listener in hooks.guards.iter().filter(|l| l.applies_to(execution)) {
+            match listener.hook.check(execution).await {
+                Ok(None) => {}
+                Ok(Some(reason)) => return Some(denied(reason)),
+                Err(error) => {
+                    let guard = listener.hook.name();
+                    return Some(denied(format!(
+                        "tools/guard \"{guard}\" failed: {}",
+                        error.message
+                    )));
+                }
+            }
+        }
+        None
+    }
+
+    /// Wrappers, then the body.
+    async fn dispatch(
+        &self,
+        execution: &Arc<ToolExecution>,
+        tool: &RegisteredTool,
+        hooks: &HookSet,
+        deferred: &Arc<Mutex<Vec<ContextMessage>>>,
+    ) -> DispatchOutcome {
+        let definition = &tool.definition;
+        let wrappers: Arc<[_]> = hooks
+            .wrappers
+            .iter()
+            .filter(|l| l.applies_to(execution))
+            .cloned()
+            .collect();
+        let next = Next::new(
+            wrappers,
+            definition.body.clone(),
+            tool.registration.clone(),
+            deferred.clone(),
+        );
+        let dispatch = Dispatch {
+            execution: execution.clone(),
+            signal: execution.signal.clone(),
+            timeout_ms: definition.timeout_ms,
+            idempotent: definition.idempotent,
+        };
+        next.run(dispatch).await
+    }
+
+    /// Turns a dispatch outcome into a result: snapshot and validate the value, then render.
+    async fn normalize(
+        &self,
+        execution: &ToolExecution,
+        registration: &str,
+        definition: &ToolDefinition,
+        outcome: DispatchOutcome,
+    ) -> ToolExecutionResult {
+        match outcome {
+            Err(error) => ToolExecutionResult::failure(error),
+            Ok(BodyOutput {
+                value,
+                content,
+                meta,
+            }) => canonical_result(execution, registration, definition, value, content, meta).await,
+        }
+    }
+
+    /// The post-execute waterfall over a dispatched result.
+    async fn post_execute(
+        &self,
+        execution: &Arc<ToolExecution>,
+        tool: &RegisteredTool,
+        mut result: ToolExecutionResult,
+        hooks: &HookSet,
+    ) -> ToolExecutionResult {
+        let definition = &tool.definition;
+        for listener in hooks.post.iter().filter(|l| l.applies_to(execution)) {
+            let decision = match listener.hook.decide(execution, &result).await {
+                Ok(decision) => decision,
+                Err(error) => {
+                    let hook = listener.hook.name();
+                    let message = format!(
+                        "tools/post-execute hook \"{hook}\" failed: {}",
+                        error.message
+                    );
+                    return keep_contexts(
+                        result,
+                        ToolExecutionResult::failure(ToolError::new(message)),
+                    );
+                }
+            };
+            match decision {
+                PostDecision::Accept {
+                    content: Some(_),
+                    value: Some(_),
+                    ..
+                } => {
+                    let message =
+                        "tools/post-execute accept decision cannot replace both value and content";
+                    return keep_contexts(
+                        result,
+                        ToolExecutionResult::failure(ToolError::new(message)),
+                    );
+                }
+                PostDecision::Accept { value: Some(_), .. } if result.is_error() => {
+                    let message = "tools/post-execute cannot replace the value of a failed result";
+                    return keep_contexts(
+                        result,
+                        ToolExecutionResult::failure(ToolError::new(message)),
+                    );
+                }
+                PostDecision::Accept {
+                    content,
+                    value,
+                    mut additional_contexts,
+                } => {
+                    if let Some(value) = value {
+                        let replaced = canonical_result(
+                            execution,
+                            &tool.registration,
+                            definition,
+                            value,
+                            None,
+                            None,
+                        )
+                        .await;
+                        result = keep_contexts(result, replaced);
+                    }
+                    if let Some(content) = content {
+                        result.content = content;
+                    }
+                    result.additional_contexts.append(&mut additional_contexts);
+                }
+                PostDecision::Block {
+                    feedback,
+                    additional_contexts,
+                } => {
+                    let mut blocked = match feedback {
+                        BlockFeedback::Text(text) => {
+                            ToolExecutionResult::failure(ToolError::new(text))
+                        }
+                        BlockFeedback::Blocks(blocks) => {
+                            let mut failure = ToolExecutionResult::failure(ToolError::new(
+                                "tool result blocked by post-execute policy",
+                            ));
+                            failure.content = blocks;
+                            failure
+                        }
+                    };
+                    blocked.additional_contexts = additional_contexts;
+                    return blocked;
+                }
+            }
+        }
+        result
+    }
+}
+
+/// `INVALID_ARGS` for a DSL tool whose arguments fail validation.
+fn invalid_arguments(
+    definition: &ToolDefinition,
+    arguments: &Value,
+) -> Option<ToolExecutionResult> {
+    let InputSchema::Validated { validator, .. } = &definition.input else {
+        return None;
+    };
+    let violations = validator.validate(arguments, PathRoot::Arguments);
+    if violations.is_empty() {
+        return None;
+    }
+    let joined: Vec<String> = violations.iter().map(ToString::to_string).collect();
+    Some(ToolExecutionResult::harness(
+        HarnessCode::InvalidArgs,
+        format!("invalid arguments: {}", joined.join("; ")),
+    ))
+}
+
+/// Snapshots, validates and renders a canonical value.
+async fn canonical_result(
+    execution: &ToolExecution,
+    registration: &str,
+    definition: &ToolDefinition,
+    mut value: Value,
+    content: Option<Vec<ContentBlock>>,
+    meta: Option<Value>,
+) -> ToolExecutionResult {
+    let name = &execution.name;
+    if let Err(lossy) = json::canonicalize(&mut value, "value") {
+        return invalid_output(name, &lossy.to_string());
+    }
+    let violations = definition
+        .output
+        .validator
+        .validate(&value, PathRoot::Value);
+    if !violations.is_empty() {
+        let joined: Vec<String> = violations.iter().map(ToString::to_string).collect();
+        return invalid_output(name, &joined.join("; "));
+    }
+    let content = match content {
+        Some(content) => content,
+        None => match &definition.output.render {
+            Render::Default => vec![ContentBlock::text(render_default(&value))],
+            Render::Custom(renderer) => {
+                match renderer.render(execution, registration, &value).await {
+                    Ok(content) => content,
+                    Err(error) => return ToolExecutionResult::failure(error),
+                }
+            }
+        },
+    };
+    ToolExecutionResult {
+        outcome: Outcome::Success(Arc::new(value)),
+        content,
+        meta,
+        additional_contexts: Vec::new(),
+    }
+}
+
+/// Strings raw, any other JSON pretty (indentation capped at ten characters).
+pub fn render_default(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => json::render_pretty(other),
+    }
+}
+
+fn invalid_output(name: &str, detail: &str) -> ToolExecutionResult {
+    ToolExecutionResult::harness(
+        HarnessCode::InvalidToolOutput,
+        format!("tool \"{name}\" returned invalid output: {detail}"),
+    )
+}
+
+fn unknown_tool(name: &str) -> ToolExecutionResult {
+    ToolExecutionResult::harness(HarnessCode::UnknownTool, format!("unknown tool \"{name}\""))
+}
+
+fn aborted_before_dispatch() -> ToolExecutionResult {
+    ToolExecutionResult::harness(
+        HarnessCode::AbortedBeforeDispatch,
+        "tool call aborted before dispatch",
+    )
+}
+
+fn denied(reason: String) -> ToolExecutionResult {
+    ToolExecutionResult::failure(ToolError::new(reason))
+}
+
+/// `next` with the contexts `previous` had gathered (tool-deferred contexts survive failures).
+fn keep_contexts(
+    previous: ToolExecutionResult,
+    mut next: ToolExecutionResult,
+) -> ToolExecutionResult {
+    let mut contexts = previous.additional_contexts;
+    contexts.append(&mut next.additional_contexts);
+    next.additional_contexts = contexts;
+    next
+}

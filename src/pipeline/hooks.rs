@@ -1,0 +1,208 @@
+//! Extension points of the pipeline: pre-execute gate, guards, approval, around-dispatch
+//! wrappers, post-execute decisions and result observers.
+
+use crate::tool::{
+    AgentId, BodyOutput, ContentBlock, ContextMessage, Signal, ToolError, ToolExecution,
+    ToolExecutionResult,
+};
+use futures::future::BoxFuture;
+use serde_json::Value;
+use std::sync::Arc;
+
+pub use dsh_tools_protocol::ApprovalOutcome;
+
+/// The pre-execute gate's decision (no argument rewrite, by design).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PreDecision {
+    /// Continue.
+    Allow,
+    /// Refuse; the reason is what the model reads.
+    Deny(String),
+    /// Ask the approver (degrades to deny without one).
+    Ask(Option<String>),
+}
+
+/// A post-execute decision.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PostDecision {
+    /// Keep the result, optionally replacing content or value (never both).
+    Accept {
+        /// Replacement content (value and meta kept).
+        content: Option<Vec<ContentBlock>>,
+        /// Replacement value (revalidated, re-rendered).
+        value: Option<Value>,
+        /// Contexts appended after tool-deferred ones.
+        additional_contexts: Vec<ContextMessage>,
+    },
+    /// Turn the result into a valueless failure.
+    Block {
+        /// Text (the failure message) or content blocks.
+        feedback: BlockFeedback,
+        /// The only contexts the blocked result keeps.
+        additional_contexts: Vec<ContextMessage>,
+    },
+}
+
+impl PostDecision {
+    /// Accept unchanged.
+    pub fn accept() -> Self {
+        PostDecision::Accept {
+            content: None,
+            value: None,
+            additional_contexts: Vec::new(),
+        }
+    }
+}
+
+/// What a block shows the model.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BlockFeedback {
+    /// A message (content becomes `Error: <text>`).
+    Text(String),
+    /// Content blocks (the message is the generic block message).
+    Blocks(Vec<ContentBlock>),
+}
+
+/// A `tools/pre-execute` listener. An `Err` fails the call closed.
+pub trait PreExecuteHook: Send + Sync + 'static {
+    /// Name used in fail-closed messages.
+    fn name(&self) -> &str;
+    /// Decides one call.
+    fn decide(
+        &self,
+        execution: &Arc<ToolExecution>,
+    ) -> BoxFuture<'static, Result<PreDecision, ToolError>>;
+}
+
+/// A monotonic guard after the gate: `Some(reason)` denies finally. An `Err` fails closed.
+pub trait Guard: Send + Sync + 'static {
+    /// Name used in fail-closed messages.
+    fn name(&self) -> &str;
+    /// Checks one call.
+    fn check(
+        &self,
+        execution: &Arc<ToolExecution>,
+    ) -> BoxFuture<'static, Result<Option<String>, ToolError>>;
+}
+
+/// Services `ask` decisions.
+pub trait Approver: Send + Sync + 'static {
+    /// Asks the user about one call.
+    fn approve(
+        &self,
+        execution: &Arc<ToolExecution>,
+        reason: Option<String>,
+    ) -> BoxFuture<'static, ApprovalOutcome>;
+}
+
+/// A `tools/post-execute` listener. An `Err` fails the call closed.
+pub trait PostExecuteHook: Send + Sync + 'static {
+    /// Name used in fail-closed messages.
+    fn name(&self) -> &str;
+    /// Inspects one result.
+    fn decide(
+        &self,
+        execution: &Arc<ToolExecution>,
+        result: &ToolExecutionResult,
+    ) -> BoxFuture<'static, Result<PostDecision, ToolError>>;
+}
+
+/// Observes every final result (`tools/result`); observe-only and synchronous.
+pub trait ResultObserver: Send + Sync + 'static {
+    /// One final outcome.
+    fn observe(&self, execution: &ToolExecution, result: &ToolExecutionResult);
+}
+
+/// What a `tools/execute` wrapper sees: the call and its current (replaceable) signal.
+#[derive(Clone)]
+pub struct Dispatch {
+    /// The call.
+    pub execution: Arc<ToolExecution>,
+    /// The operational signal; a wrapper may replace it (the caller's stays fused in).
+    pub signal: Signal,
+    /// The resolved tool's declared timeout.
+    pub timeout_ms: Option<u64>,
+    /// Whether the resolved tool declared itself idempotent.
+    pub idempotent: bool,
+}
+
+/// The canonical dispatch outcome wrappers pass along (normalized after the chain).
+pub type DispatchOutcome = Result<BodyOutput, ToolError>;
+
+/// An around-dispatch wrapper (timeout, retry, metrics).
+pub trait ExecuteWrapper: Send + Sync + 'static {
+    /// Runs `next` (possibly several times, possibly with a replaced signal).
+    fn wrap(
+        &self,
+        dispatch: Dispatch,
+        next: super::dispatch::Next,
+    ) -> BoxFuture<'static, DispatchOutcome>;
+}
+
+/// One registered listener with its ordering and scope.
+pub(crate) struct Listener<T: ?Sized> {
+    pub id: u64,
+    pub order: i32,
+    pub agent: Option<AgentId>,
+    pub hook: Arc<T>,
+}
+
+impl<T: ?Sized> Clone for Listener<T> {
+    fn clone(&self) -> Self {
+        Listener {
+            id: self.id,
+            order: self.order,
+            agent: self.agent.clone(),
+            hook: self.hook.clone(),
+        }
+    }
+}
+
+impl<T: ?Sized> Listener<T> {
+    /// Agent-scoped listeners see only that agent's calls.
+    pub fn applies_to(&self, execution: &ToolExecution) -> bool {
+        self.agent.is_none() || self.agent == execution.agent
+    }
+}
+
+/// All listeners, copied on write so a call reads one consistent snapshot.
+#[derive(Clone, Default)]
+pub(crate) struct HookSet {
+    pub pre: Vec<Listener<dyn PreExecuteHook>>,
+    pub guards: Vec<Listener<dyn Guard>>,
+    pub post: Vec<Listener<dyn PostExecuteHook>>,
+    pub wrappers: Vec<Listener<dyn ExecuteWrapper>>,
+    pub observers: Vec<Listener<dyn ResultObserver>>,
+    pub approver: Option<Arc<dyn Approver>>,
+}
+
+impl HookSet {
+    /// Removes listener `id` wherever it is.
+    pub fn remove(&mut self, id: u64) -> bool {
+        let before = self.len();
+        self.pre.retain(|l| l.id != id);
+        self.guards.retain(|l| l.id != id);
+        self.post.retain(|l| l.id != id);
+        self.wrappers.retain(|l| l.id != id);
+        self.observers.retain(|l| l.id != id);
+        before != self.len()
+    }
+
+    /// Removes every listener scoped to one of `agents`.
+    pub fn remove_agents(&mut self, agents: &[AgentId]) {
+        let keep = |agent: &Option<AgentId>| agent.as_ref().is_none_or(|a| !agents.contains(a));
+        self.pre.retain(|l| keep(&l.agent));
+        self.guards.retain(|l| keep(&l.agent));
+        self.post.retain(|l| keep(&l.agent));
+        self.wrappers.retain(|l| keep(&l.agent));
+        self.observers.retain(|l| keep(&l.agent));
+    }
+
+    fn len(&self) -> usize {
+        self.pre.len()
+            + self.guards.len()
+            + self.post.len()
+            + self.wrappers.len()
+            + self.observers.len()
+    }
+}

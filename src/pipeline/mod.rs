@@ -1,0 +1,259 @@
+//! The execution pipeline and [`ToolRuntime`], the library entry point that owns the
+//! registry, the listeners of every stage and the scheduling of overlapping calls.
+
+mod dispatch;
+mod execute;
+pub mod hooks;
+mod schedule;
+mod sequencer;
+mod timeout;
+
+pub use dispatch::Next;
+pub use execute::render_default;
+pub use schedule::{CallQueue, Ticket};
+pub use timeout::{TimeoutWrapper, timed_out};
+
+use crate::registry::{Registry, RegistryError};
+use crate::tool::{
+    AgentId, Concurrency, InputSchema, ToolDefinition, ToolExecutionInput, ToolExecutionResult,
+};
+use dsh_tools_protocol::{ExecutionMode, HostConfig};
+use hooks::{
+    Approver, ExecuteWrapper, Guard, HookSet, Listener, PostExecuteHook, PreExecuteHook,
+    ResultObserver,
+};
+use parking_lot::RwLock;
+use serde_json::Value;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Identifies one registered listener (`remove_listener` disposes it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ListenerId(u64);
+
+/// Listeners of every stage, copied on write.
+#[derive(Default)]
+pub(crate) struct Hooks {
+    set: RwLock<Arc<HookSet>>,
+    next: AtomicU64,
+}
+
+impl Hooks {
+    pub fn snapshot(&self) -> Arc<HookSet> {
+        self.set.read().clone()
+    }
+
+    fn update(&self, change: impl FnOnce(&mut HookSet)) {
+        let mut guard = self.set.write();
+        let mut next = HookSet::clone(&guard);
+        change(&mut next);
+        *guard = Arc::new(next);
+    }
+
+    fn add<T: ?Sized>(
+        &self,
+        order: i32,
+        agent: Option<AgentId>,
+        hook: Arc<T>,
+        list: impl FnOnce(&mut HookSet) -> &mut Vec<Listener<T>>,
+    ) -> ListenerId {
+        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        self.update(|set| {
+            let listeners = list(set);
+            listeners.push(Listener {
+                id,
+                order,
+                agent,
+                hook,
+            });
+            // Stable: equal orders keep registration order.
+            listeners.sort_by_key(|l| l.order);
+        });
+        ListenerId(id)
+    }
+}
+
+/// Settings the pipeline reads per call.
+#[derive(Clone, Debug)]
+pub struct PipelineSettings {
+    /// Bound on overlapping parallel calls (batches and Code Mode bindings).
+    pub max_parallel: usize,
+}
+
+/// The tool registry plus its execution pipeline: what a Rust program embeds.
+pub struct ToolRuntime {
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) hooks: Hooks,
+    settings: RwLock<PipelineSettings>,
+    builtin_wrappers: RwLock<Vec<ListenerId>>,
+}
+
+impl ToolRuntime {
+    /// A runtime configured by `config` (presentation, parallelism, timeout enforcement).
+    pub fn new(config: &HostConfig) -> Arc<Self> {
+        let runtime = Arc::new(ToolRuntime {
+            registry: Arc::new(Registry::new(config.tools.mode)),
+            hooks: Hooks::default(),
+            settings: RwLock::new(PipelineSettings { max_parallel: 10 }),
+            builtin_wrappers: RwLock::new(Vec::new()),
+        });
+        runtime.configure(config);
+        runtime
+    }
+
+    /// Applies `config` (replacing the built-in wrappers it controls).
+    pub fn configure(&self, config: &HostConfig) {
+        self.registry.set_default_mode(config.tools.mode);
+        self.settings.write().max_parallel = config.tools.max_parallel_sub_calls.max(1) as usize;
+        let mut builtin = self.builtin_wrappers.write();
+        for id in builtin.drain(..) {
+            self.remove_listener(id);
+        }
+        if config.pipeline.timeout.enforce {
+            let wrapper = TimeoutWrapper {
+                default_ms: config.pipeline.timeout.default_ms,
+            };
+            builtin.push(self.add_wrapper(i32::MIN, None, Arc::new(wrapper)));
+        }
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// Current settings.
+    pub fn settings(&self) -> PipelineSettings {
+        self.settings.read().clone()
+    }
+
+    /// Registers a definition globally (`agent: None`) or for one agent.
+    pub fn register(
+        &self,
+        definition: ToolDefinition,
+        agent: Option<AgentId>,
+    ) -> Result<Arc<str>, RegistryError> {
+        self.registry.register(definition, agent)
+    }
+
+    /// Adds a `tools/pre-execute` listener (lower `order` first).
+    pub fn add_pre_execute(
+        &self,
+        order: i32,
+        agent: Option<AgentId>,
+        hook: Arc<dyn PreExecuteHook>,
+    ) -> ListenerId {
+        self.hooks.add(order, agent, hook, |set| &mut set.pre)
+    }
+
+    /// Adds a guard.
+    pub fn add_guard(
+        &self,
+        order: i32,
+        agent: Option<AgentId>,
+        guard: Arc<dyn Guard>,
+    ) -> ListenerId {
+        self.hooks.add(order, agent, guard, |set| &mut set.guards)
+    }
+
+    /// Adds a `tools/post-execute` listener.
+    pub fn add_post_execute(
+        &self,
+        order: i32,
+        agent: Option<AgentId>,
+        hook: Arc<dyn PostExecuteHook>,
+    ) -> ListenerId {
+        self.hooks.add(order, agent, hook, |set| &mut set.post)
+    }
+
+    /// Adds a `tools/execute` wrapper (lower `order` is outermost).
+    pub fn add_wrapper(
+        &self,
+        order: i32,
+        agent: Option<AgentId>,
+        wrapper: Arc<dyn ExecuteWrapper>,
+    ) -> ListenerId {
+        self.hooks
+            .add(order, agent, wrapper, |set| &mut set.wrappers)
+    }
+
+    /// Adds a result observer (`tools/result`).
+    pub fn add_observer(
+        &self,
+        agent: Option<AgentId>,
+        observer: Arc<dyn ResultObserver>,
+    ) -> ListenerId {
+        self.hooks.add(0, agent, observer, |set| &mut set.observers)
+    }
+
+    /// Sets (or clears) the approver that services `ask`.
+    pub fn set_approver(&self, approver: Option<Arc<dyn Approver>>) {
+        self.hooks.update(|set| set.approver = approver);
+    }
+
+    /// Removes one listener; `false` when it was not registered.
+    pub fn remove_listener(&self, id: ListenerId) -> bool {
+        let mut removed = false;
+        self.hooks.update(|set| removed = set.remove(id.0));
+        removed
+    }
+
+    /// Closes an agent scope: its registrations and its listeners.
+    pub fn close_agent(&self, agent: &str) -> Result<(), RegistryError> {
+        let closed = self.registry.close_agent(agent)?;
+        self.hooks.update(|set| set.remove_agents(&closed));
+        Ok(())
+    }
+
+    /// `parallel` only when the visible definition classifies these arguments exactly `true`;
+    /// unknown, hidden, invalid or unclassifiable calls are exclusive.
+    pub async fn execution_mode(
+        &self,
+        name: &str,
+        arguments: &Value,
+        agent: Option<&AgentId>,
+    ) -> ExecutionMode {
+        let Some(tool) = self.registry.resolve(name, agent) else {
+            return ExecutionMode::Exclusive;
+        };
+        let definition = &tool.definition;
+        if let InputSchema::Validated { validator, .. } = &definition.input
+            && !validator.is_valid(arguments)
+        {
+            return ExecutionMode::Exclusive;
+        }
+        let parallel = match &definition.concurrency {
+            Concurrency::Exclusive => false,
+            Concurrency::Parallel => true,
+            Concurrency::Classified(classifier) => {
+                classifier.classify(&tool.registration, arguments).await
+            }
+        };
+        if parallel {
+            ExecutionMode::Parallel
+        } else {
+            ExecutionMode::Exclusive
+        }
+    }
+
+    /// Runs calls like the agent loop: parallel runs overlap in a bounded rolling pool,
+    /// exclusive calls are barriers, and results come back in call order.
+    pub async fn execute_batch(
+        self: &Arc<Self>,
+        calls: Vec<ToolExecutionInput>,
+        max_parallel: Option<usize>,
+    ) -> Vec<ToolExecutionResult> {
+        let bound = max_parallel.unwrap_or_else(|| self.settings().max_parallel);
+        let queue = CallQueue::new(self.clone(), bound, true);
+        let runs = calls.into_iter().map(|call| {
+            let ticket = queue.ticket();
+            let queue = queue.clone();
+            async move { queue.run(ticket, call, false).await }
+        });
+        futures::future::join_all(runs)
+            .await
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+}

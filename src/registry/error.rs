@@ -1,0 +1,83 @@
+//! Registration errors: each is a JSON-RPC error whose `data.code` is `code()`.
+
+/// Why a registry operation was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    /// A tool of that name exists in the layer.
+    #[error("tool \"{0}\" is already registered in this layer")]
+    DuplicateTool(String),
+    /// `run_code` is the Code Mode transport.
+    #[error(
+        "\"run_code\" is reserved for Code Mode and cannot be registered, reserved or restricted"
+    )]
+    ReservedName,
+    /// Names must be non-empty.
+    #[error("tool name must be a non-empty string")]
+    EmptyName,
+    /// No output declaration.
+    #[error(
+        "tool definition needs an output declaration: output.schema (DSL) or output.jsonSchema (raw)"
+    )]
+    MissingOutput,
+    /// Both output forms given.
+    #[error("output declaration takes exactly one of output.schema or output.jsonSchema")]
+    AmbiguousOutput,
+    /// Both input forms given.
+    #[error("tool definition takes at most one of parameters (DSL) or inputSchema (raw)")]
+    AmbiguousInput,
+    /// A schema outside the supported DSL or subset.
+    #[error("unsupported schema: {0}")]
+    UnsupportedSchema(String),
+    /// A non-positive or non-finite `timeoutMs`.
+    #[error("timeoutMs must be a positive, finite number of milliseconds (got {0})")]
+    InvalidTimeout(String),
+    /// The agent scope is not open.
+    #[error("unknown agent \"{0}\" (open it with agents/open first)")]
+    UnknownAgent(String),
+    /// The agent scope is open already.
+    #[error("agent \"{0}\" is already open")]
+    AgentExists(String),
+    /// No such registration id.
+    #[error("unknown registration \"{0}\"")]
+    UnknownRegistration(String),
+    /// `restrict` or `presentAs` from the global scope.
+    #[error("{0} needs an agent scope: the process-wide setting is the host config")]
+    NeedsAgent(&'static str),
+    /// `restrict` without names.
+    #[error("restrict needs exactly one non-empty allow or deny list")]
+    EmptyFilter,
+    /// `restrict` naming a name no layer knows.
+    #[error("restrict names unknown tool \"{0}\" (register or reserve it globally first)")]
+    UnknownName(String),
+    /// `restrict` naming a tool local to the agent.
+    #[error(
+        "restrict names \"{0}\", which is local to agent \"{1}\": restrictions mask global tools only"
+    )]
+    LocalName(String, String),
+    /// A second `presentAs` in one scope.
+    #[error("agent \"{0}\" already declared a presentation")]
+    PresentationDeclared(String),
+}
+
+impl RegistryError {
+    /// The `data.code` string.
+    pub fn code(&self) -> &'static str {
+        match self {
+            RegistryError::DuplicateTool(_) => "DUPLICATE_TOOL",
+            RegistryError::ReservedName => "RESERVED_NAME",
+            RegistryError::EmptyName => "INVALID_NAME",
+            RegistryError::MissingOutput => "MISSING_OUTPUT",
+            RegistryError::AmbiguousOutput | RegistryError::AmbiguousInput => "INVALID_DEFINITION",
+            RegistryError::UnsupportedSchema(_) => "UNSUPPORTED_SCHEMA",
+            RegistryError::InvalidTimeout(_) => "INVALID_TIMEOUT",
+            RegistryError::UnknownAgent(_) => "UNKNOWN_AGENT",
+            RegistryError::AgentExists(_) => "AGENT_EXISTS",
+            RegistryError::UnknownRegistration(_) => "UNKNOWN_REGISTRATION",
+            RegistryError::NeedsAgent(_) => "NEEDS_AGENT",
+            RegistryError::EmptyFilter => "EMPTY_FILTER",
+            RegistryError::UnknownName(_) => "UNKNOWN_NAME",
+            RegistryError::LocalName(..) => "LOCAL_NAME",
+            RegistryError::PresentationDeclared(_) => "PRESENTATION_DECLARED",
+        }
+    }
+}

@@ -1,0 +1,285 @@
+//! Registry state: one layer per scope, the registration index, and the visibility rules.
+
+use super::{RUN_CODE, RegisteredTool, RegistryError};
+use crate::tool::AgentId;
+use dsh_tools_protocol::PresentationMode;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// A scope key: `None` is the global layer.
+pub(super) type Scope = Option<AgentId>;
+
+/// An agent's mask over global tool names, snapshotted at registration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Restriction {
+    /// Only these names stay visible; later names are excluded.
+    Allow(HashSet<Arc<str>>),
+    /// These names are hidden; later unnamed globals are admitted.
+    Deny(HashSet<Arc<str>>),
+}
+
+impl Restriction {
+    fn admits(&self, name: &str) -> bool {
+        match self {
+            Restriction::Allow(names) => names.contains(name),
+            Restriction::Deny(names) => !names.contains(name),
+        }
+    }
+
+    fn names(&self) -> &HashSet<Arc<str>> {
+        match self {
+            Restriction::Allow(names) | Restriction::Deny(names) => names,
+        }
+    }
+}
+
+/// What a registration id disposes.
+pub(super) enum Kind {
+    Tool(Arc<str>),
+    Reservation(Arc<str>),
+    Restriction,
+    Presentation,
+}
+
+/// One scope's registrations.
+#[derive(Default)]
+pub(super) struct Layer {
+    pub parent: Scope,
+    pub tools: HashMap<Arc<str>, Arc<RegisteredTool>>,
+    pub reserved: HashMap<Arc<str>, usize>,
+    pub restrictions: Vec<(Arc<str>, Arc<Restriction>)>,
+    pub presentation: Option<(Arc<str>, PresentationMode)>,
+}
+
+impl Layer {
+    pub fn admits(&self, name: &str) -> bool {
+        self.restrictions.iter().all(|(_, r)| r.admits(name))
+    }
+
+    pub fn known_names(&self) -> HashSet<Arc<str>> {
+        self.tools
+            .keys()
+            .chain(self.reserved.keys())
+            .cloned()
+            .collect()
+    }
+}
+
+/// The whole registry state behind one lock.
+pub(super) struct State {
+    pub layers: HashMap<Scope, Layer>,
+    pub default_mode: PresentationMode,
+    pub run_code: Option<Arc<RegisteredTool>>,
+    index: HashMap<Arc<str>, (Scope, Kind)>,
+    next: u64,
+}
+
+impl State {
+    pub fn new(mode: PresentationMode) -> Self {
+        let mut layers = HashMap::new();
+        layers.insert(None, Layer::default());
+        State {
+            layers,
+            default_mode: mode,
+            run_code: None,
+            index: HashMap::new(),
+            next: 0,
+        }
+    }
+
+    pub fn next_id(&mut self, kind: &str) -> Arc<str> {
+        self.next += 1;
+        Arc::from(format!("{kind}:{}", self.next))
+    }
+
+    pub fn record(&mut self, id: Arc<str>, scope: Scope, kind: Kind) {
+        self.index.insert(id, (scope, kind));
+    }
+
+    pub fn layer_mut(&mut self, scope: &Scope) -> Result<&mut Layer, RegistryError> {
+        self.layers
+            .get_mut(scope)
+            .ok_or_else(|| unknown_agent(scope))
+    }
+
+    /// Layers from the global one down to `scope` (empty tail when `scope` is unknown).
+    pub fn chain(&self, scope: Option<&AgentId>) -> Vec<&Layer> {
+        let mut chain = Vec::new();
+        let mut key = scope.cloned();
+        while let Some(agent) = key {
+            let Some(layer) = self.layers.get(&Some(agent)) else {
+                break;
+            };
+            chain.push(layer);
+            key = layer.parent.clone();
+        }
+        chain.reverse();
+        chain
+    }
+
+    pub fn mode(&self, scope: Option<&AgentId>) -> PresentationMode {
+        self.chain(scope)
+            .iter()
+            .rev()
+            .find_map(|l| l.presentation.as_ref().map(|(_, m)| *m))
+            .unwrap_or(self.default_mode)
+    }
+
+    pub fn resolve(&self, name: &str, scope: Option<&AgentId>) -> Option<Arc<RegisteredTool>> {
+        if name == RUN_CODE {
+            return (self.mode(scope) != PresentationMode::Native)
+                .then(|| self.run_code.clone())
+                .flatten();
+        }
+        if let Some(agent) = scope {
+            let own = self.layers.get(&Some(agent.clone()))?;
+            if let Some(tool) = own.tools.get(name) {
+                return Some(tool.clone());
+            }
+        }
+        let global = self.layers.get(&None)?.tools.get(name)?;
+        self.chain(scope)
+            .iter()
+            .all(|layer| layer.admits(name))
+            .then(|| global.clone())
+    }
+
+    pub fn visible(&self, scope: Option<&AgentId>) -> Vec<Arc<RegisteredTool>> {
+        let chain = self.chain(scope);
+        let mut by_name: HashMap<&str, &Arc<RegisteredTool>> = HashMap::new();
+        if let Some(global) = self.layers.get(&None) {
+            for (name, tool) in &global.tools {
+                if chain.iter().all(|layer| layer.admits(name)) {
+                    by_name.insert(name, tool);
+                }
+            }
+        }
+        if let Some(own) = scope.and_then(|agent| self.layers.get(&Some(agent.clone()))) {
+            for (name, tool) in &own.tools {
+                by_name.insert(name, tool);
+            }
+        }
+        let mut tools: Vec<Arc<RegisteredTool>> = by_name.into_values().cloned().collect();
+        tools.sort_by(|a, b| a.definition.name.cmp(&b.definition.name));
+        tools
+    }
+
+    pub fn validate_restriction(
+        &self,
+        agent: &AgentId,
+        restriction: &Restriction,
+    ) -> Result<(), RegistryError> {
+        let own = self
+            .layers
+            .get(&Some(agent.clone()))
+            .ok_or_else(|| RegistryError::UnknownAgent(agent.to_string()))?;
+        if restriction.names().is_empty() {
+            return Err(RegistryError::EmptyFilter);
+        }
+        let global = self
+            .layers
+            .get(&None)
+            .map(Layer::known_names)
+            .unwrap_or_default();
+        let mut names: Vec<&Arc<str>> = restriction.names().iter().collect();
+        names.sort();
+        for name in names {
+            if &**name == RUN_CODE {
+                return Err(RegistryError::ReservedName);
+            }
+            if global.contains(name) {
+                continue;
+            }
+            if own.tools.contains_key(name) || own.reserved.contains_key(name) {
+                return Err(RegistryError::LocalName(
+                    name.to_string(),
+                    agent.to_string(),
+                ));
+            }
+            return Err(RegistryError::UnknownName(name.to_string()));
+        }
+        Ok(())
+    }
+
+    pub fn dispose(&mut self, id: &str) -> Result<Scope, RegistryError> {
+        let (scope, kind) = self
+            .index
+            .remove(id)
+            .ok_or_else(|| RegistryError::UnknownRegistration(id.to_string()))?;
+        let layer = self.layer_mut(&scope)?;
+        match kind {
+            Kind::Tool(name) => {
+                layer.tools.remove(&name);
+            }
+            Kind::Reservation(name) => {
+                if let Some(count) = layer.reserved.get_mut(&name) {
+                    *count -= 1;
+                    if *count == 0 {
+                        layer.reserved.remove(&name);
+                    }
+                }
+            }
+            Kind::Restriction => layer.restrictions.retain(|(rid, _)| &**rid != id),
+            Kind::Presentation => layer.presentation = None,
+        }
+        Ok(scope)
+    }
+
+    pub fn open_agent(
+        &mut self,
+        agent: AgentId,
+        parent: Option<AgentId>,
+    ) -> Result<(), RegistryError> {
+        if agent.is_empty() {
+            return Err(RegistryError::UnknownAgent(String::new()));
+        }
+        let key = Some(agent.clone());
+        if self.layers.contains_key(&key) {
+            return Err(RegistryError::AgentExists(agent.to_string()));
+        }
+        if let Some(parent) = &parent
+            && !self.layers.contains_key(&Some(parent.clone()))
+        {
+            return Err(RegistryError::UnknownAgent(parent.to_string()));
+        }
+        self.layers.insert(
+            key,
+            Layer {
+                parent,
+                ..Layer::default()
+            },
+        );
+        Ok(())
+    }
+
+    /// Removes `agent` and its descendants; returns them, the agent first.
+    pub fn close_agent(&mut self, agent: &str) -> Result<Vec<AgentId>, RegistryError> {
+        let root: AgentId = Arc::from(agent);
+        if !self.layers.contains_key(&Some(root.clone())) {
+            return Err(RegistryError::UnknownAgent(agent.to_string()));
+        }
+        let mut closed = vec![root];
+        let mut i = 0;
+        while i < closed.len() {
+            let parent = Some(closed[i].clone());
+            let children = self
+                .layers
+                .iter()
+                .filter(|(_, l)| l.parent == parent)
+                .filter_map(|(k, _)| k.clone());
+            let children: Vec<AgentId> = children.collect();
+            closed.extend(children);
+            i += 1;
+        }
+        for scope in &closed {
+            self.layers.remove(&Some(scope.clone()));
+        }
+        self.index
+            .retain(|_, (scope, _)| scope.as_ref().is_none_or(|s| !closed.contains(s)));
+        Ok(closed)
+    }
+}
+
+fn unknown_agent(scope: &Scope) -> RegistryError {
+    RegistryError::UnknownAgent(scope.as_deref().unwrap_or_default().to_string())
+}

@@ -1,0 +1,257 @@
+//! The tool registry: layers (global ▸ agent ▸ child agent), reservations, restrictions,
+//! presentation, and resolution as one scope sees it.
+//!
+//! Visibility rules (seed README, Public API):
+//! - a global tool is visible in an agent scope when every restriction on the scope's chain
+//!   admits its name (allow: listed; deny: not listed) — masks intersect down the chain;
+//! - an agent's own registrations are visible to that agent alone and shadow globals there;
+//! - restrictions are visibility, not authority: a host that must forbid a call uses policy.
+
+mod error;
+mod layers;
+
+pub use error::RegistryError;
+pub use layers::Restriction;
+
+use crate::tool::{AgentId, ToolDefinition};
+use dsh_tools_protocol::PresentationMode;
+use layers::{Layer, Scope, State};
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// The reserved Code Mode transport name.
+pub const RUN_CODE: &str = "run_code";
+
+/// A tool as registered: its definition plus where it lives.
+#[derive(Debug)]
+pub struct RegisteredTool {
+    /// The registration id (`tools/unregister` disposes it).
+    pub registration: Arc<str>,
+    /// Its layer (`None` = global).
+    pub scope: Option<AgentId>,
+    /// The definition.
+    pub definition: ToolDefinition,
+}
+
+/// Receives the scope whose view changed (`None` = the global layer, so every scope).
+pub type ChangeListener = Arc<dyn Fn(Option<AgentId>) + Send + Sync>;
+
+/// The registry. Cheap reads (one read lock per lookup); writes notify listeners once.
+pub struct Registry {
+    state: RwLock<State>,
+    listeners: Mutex<Vec<ChangeListener>>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry::new(PresentationMode::Native)
+    }
+}
+
+impl Registry {
+    /// An empty registry whose default presentation is `mode`.
+    pub fn new(mode: PresentationMode) -> Self {
+        Registry {
+            state: RwLock::new(State::new(mode)),
+            listeners: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Calls `listener` after every change that alters what some scope sees.
+    pub fn on_change(&self, listener: ChangeListener) {
+        self.listeners.lock().push(listener);
+    }
+
+    /// Sets the process-wide presentation (`tools.mode`).
+    pub fn set_default_mode(&self, mode: PresentationMode) {
+        let changed = {
+            let mut state = self.state.write();
+            std::mem::replace(&mut state.default_mode, mode) != mode
+        };
+        if changed {
+            self.notify(None);
+        }
+    }
+
+    /// Installs the Code Mode transport that `run_code` resolves to under a code mode.
+    pub fn install_run_code(&self, definition: ToolDefinition) {
+        let tool = RegisteredTool {
+            registration: Arc::from("builtin:run_code"),
+            scope: None,
+            definition,
+        };
+        self.state.write().run_code = Some(Arc::new(tool));
+    }
+
+    /// Registers a definition in `scope`'s layer.
+    pub fn register(
+        &self,
+        definition: ToolDefinition,
+        scope: Option<AgentId>,
+    ) -> Result<Arc<str>, RegistryError> {
+        if definition.name.is_empty() {
+            return Err(RegistryError::EmptyName);
+        }
+        if &*definition.name == RUN_CODE {
+            return Err(RegistryError::ReservedName);
+        }
+        let id = {
+            let mut state = self.state.write();
+            let id = state.next_id("tool");
+            let layer = state.layer_mut(&scope)?;
+            if layer.tools.contains_key(&definition.name) {
+                return Err(RegistryError::DuplicateTool(definition.name.to_string()));
+            }
+            let name = definition.name.clone();
+            let tool = RegisteredTool {
+                registration: id.clone(),
+                scope: scope.clone(),
+                definition,
+            };
+            layer.tools.insert(name.clone(), Arc::new(tool));
+            state.record(id.clone(), scope.clone(), layers::Kind::Tool(name));
+            id
+        };
+        self.notify(scope);
+        Ok(id)
+    }
+
+    /// Puts `name` in the known, restrictable universe of `scope` without a visible schema.
+    pub fn reserve(&self, name: &str, scope: Option<AgentId>) -> Result<Arc<str>, RegistryError> {
+        if name.is_empty() {
+            return Err(RegistryError::EmptyName);
+        }
+        if name == RUN_CODE {
+            return Err(RegistryError::ReservedName);
+        }
+        let mut state = self.state.write();
+        let id = state.next_id("reserve");
+        let name: Arc<str> = Arc::from(name);
+        *state
+            .layer_mut(&scope)?
+            .reserved
+            .entry(name.clone())
+            .or_insert(0) += 1;
+        state.record(id.clone(), scope, layers::Kind::Reservation(name));
+        Ok(id)
+    }
+
+    /// Applies an allow or deny mask over global tools for `agent` (snapshotted now).
+    pub fn restrict(
+        &self,
+        agent: Option<AgentId>,
+        restriction: Restriction,
+    ) -> Result<Arc<str>, RegistryError> {
+        let agent = agent.ok_or(RegistryError::NeedsAgent("restrict"))?;
+        let scope = Some(agent.clone());
+        let id = {
+            let mut state = self.state.write();
+            state.validate_restriction(&agent, &restriction)?;
+            let id = state.next_id("restrict");
+            state
+                .layer_mut(&scope)?
+                .restrictions
+                .push((id.clone(), Arc::new(restriction)));
+            state.record(id.clone(), scope.clone(), layers::Kind::Restriction);
+            id
+        };
+        self.notify(scope);
+        Ok(id)
+    }
+
+    /// Selects `agent`'s presentation, shadowing `tools.mode` for it (and its children).
+    pub fn present_as(
+        &self,
+        agent: Option<AgentId>,
+        mode: PresentationMode,
+    ) -> Result<Arc<str>, RegistryError> {
+        let agent = agent.ok_or(RegistryError::NeedsAgent("presentAs"))?;
+        let scope = Some(agent.clone());
+        let id = {
+            let mut state = self.state.write();
+            let id = state.next_id("present");
+            let layer = state.layer_mut(&scope)?;
+            if layer.presentation.is_some() {
+                return Err(RegistryError::PresentationDeclared(agent.to_string()));
+            }
+            layer.presentation = Some((id.clone(), mode));
+            state.record(id.clone(), scope.clone(), layers::Kind::Presentation);
+            id
+        };
+        self.notify(scope);
+        Ok(id)
+    }
+
+    /// Disposes exactly one registration (tool, reservation, restriction or presentation).
+    pub fn unregister(&self, registration: &str) -> Result<(), RegistryError> {
+        let scope = self.state.write().dispose(registration)?;
+        self.notify(scope);
+        Ok(())
+    }
+
+    /// Opens an agent scope under `parent` (or under the global scope).
+    pub fn open_agent(&self, agent: AgentId, parent: Option<AgentId>) -> Result<(), RegistryError> {
+        self.state.write().open_agent(agent.clone(), parent)?;
+        self.notify(Some(agent));
+        Ok(())
+    }
+
+    /// Closes an agent scope and its children, disposing everything registered in them.
+    pub fn close_agent(&self, agent: &str) -> Result<Vec<AgentId>, RegistryError> {
+        let closed = self.state.write().close_agent(agent)?;
+        for scope in &closed {
+            self.notify(Some(scope.clone()));
+        }
+        Ok(closed)
+    }
+
+    /// Whether `agent` is open.
+    pub fn has_agent(&self, agent: &str) -> bool {
+        self.state
+            .read()
+            .layers
+            .contains_key(&Some(Arc::from(agent)))
+    }
+
+    /// The tool `name` resolves to in `scope` (shadowing and restrictions applied; `run_code`
+    /// under a code presentation).
+    pub fn resolve(&self, name: &str, scope: Option<&AgentId>) -> Option<Arc<RegisteredTool>> {
+        self.state.read().resolve(name, scope)
+    }
+
+    /// The effective presentation of `scope` (nearest `presentAs` on its chain, else config).
+    pub fn mode(&self, scope: Option<&AgentId>) -> PresentationMode {
+        self.state.read().mode(scope)
+    }
+
+    /// Every tool `scope` sees, lexicographic by name (`run_code` excluded: the catalog is
+    /// unchanged by presentation).
+    pub fn visible(&self, scope: Option<&AgentId>) -> Vec<Arc<RegisteredTool>> {
+        self.state.read().visible(scope)
+    }
+
+    /// Whether global `name` passes every restriction on `scope`'s chain.
+    pub fn is_admitted(&self, name: &str, scope: Option<&AgentId>) -> bool {
+        let state = self.state.read();
+        state.chain(scope).iter().all(|layer| layer.admits(name))
+    }
+
+    /// Names a scope knows (registered or reserved), for validation by callers.
+    pub fn known_names(&self, scope: Option<&AgentId>) -> HashSet<Arc<str>> {
+        let state = self.state.read();
+        let key = scope.cloned();
+        state
+            .layers
+            .get(&key)
+            .map(Layer::known_names)
+            .unwrap_or_default()
+    }
+
+    fn notify(&self, scope: Scope) {
+        let listeners = self.listeners.lock().clone();
+        for listener in listeners {
+            listener(scope.clone());
+        }
+    }
+}

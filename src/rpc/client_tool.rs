@@ -1,0 +1,180 @@
+//! Tools the client registers and executes: the body is a `client/executeTool` round trip;
+//! `concurrencySafe: "ask"` and `render: "client"` ask the client too.
+
+use crate::pipeline::timed_out;
+use crate::registry::RegistryError;
+use crate::tool::{
+    BodyOutput, Classifier, Concurrency, ContentBlock, HarnessCode, Render, Renderer, ToolBody,
+    ToolDefinition, ToolError, ToolExecution, ToolRunContext,
+};
+use crate::transport::{Peer, PeerError};
+use dsh_tools_protocol as wire;
+use futures::future::BoxFuture;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Builds the definition of a client-executed tool from its wire spec.
+pub fn definition(spec: wire::ToolSpec, peer: &Arc<Peer>) -> Result<ToolDefinition, RegistryError> {
+    let mut builder = ToolDefinition::builder(spec.name).description(spec.description);
+    builder = match (spec.parameters, spec.input_schema) {
+        (Some(_), Some(_)) => return Err(RegistryError::AmbiguousInput),
+        (Some(parameters), None) => builder.parameters(parameters),
+        (None, Some(schema)) => builder.input_schema(schema),
+        (None, None) => builder,
+    };
+    builder = match spec.output {
+        None => return Err(RegistryError::MissingOutput),
+        Some(wire::OutputSpec {
+            schema: Some(_),
+            json_schema: Some(_),
+        }) => return Err(RegistryError::AmbiguousOutput),
+        Some(wire::OutputSpec {
+            schema: None,
+            json_schema: None,
+        }) => return Err(RegistryError::MissingOutput),
+        Some(wire::OutputSpec {
+            schema: Some(schema),
+            ..
+        }) => builder.output(schema),
+        Some(wire::OutputSpec {
+            json_schema: Some(schema),
+            ..
+        }) => builder.output_json_schema(schema),
+    };
+    if let Some(ms) = spec.timeout_ms {
+        builder = builder.timeout_ms(ms);
+    }
+    builder = builder
+        .idempotent(spec.idempotent)
+        .concurrency(match spec.concurrency_safe {
+            None | Some(wire::ConcurrencySpec::Fixed(false)) => Concurrency::Exclusive,
+            Some(wire::ConcurrencySpec::Fixed(true)) => Concurrency::Parallel,
+            Some(wire::ConcurrencySpec::Ask(_)) => {
+                Concurrency::Classified(Arc::new(ClientClassifier(peer.clone())))
+            }
+        });
+    if spec.render == wire::RenderSpec::Client {
+        builder = builder.render(Render::Custom(Arc::new(ClientRenderer(peer.clone()))));
+    }
+    let definition = builder.body(ClientBody {
+        peer: peer.clone(),
+        timeout_ms: None,
+    })?;
+    // The round trip is bounded by the tool's own timeout even when enforcement is off:
+    // a client that never answers must not hang the call.
+    let body = ClientBody {
+        peer: peer.clone(),
+        timeout_ms: definition.timeout_ms,
+    };
+    Ok(ToolDefinition {
+        body: Arc::new(body),
+        ..definition
+    })
+}
+
+struct ClientBody {
+    peer: Arc<Peer>,
+    timeout_ms: Option<u64>,
+}
+
+impl ToolBody for ClientBody {
+    fn call(&self, ctx: ToolRunContext) -> BoxFuture<'static, Result<BodyOutput, ToolError>> {
+        let (peer, timeout_ms) = (self.peer.clone(), self.timeout_ms);
+        Box::pin(async move {
+            let execution = &ctx.execution;
+            let params = wire::ExecuteToolParams {
+                registration: ctx.registration.to_string(),
+                token: execution.token.to_string(),
+                call_id: execution.call_id.to_string(),
+                name: execution.name.to_string(),
+                arguments: Value::clone(&execution.arguments),
+                agent: execution.agent.as_ref().map(ToString::to_string),
+                parent: execution.parent.map(|p| p.to_string()),
+            };
+            let name = &execution.name;
+            let raw = peer
+                .request("client/executeTool", &params, &ctx.signal, timeout_ms)
+                .await
+                .map_err(|e| match e {
+                    PeerError::Remote { message, .. } => ToolError::new(message),
+                    PeerError::Cancelled => {
+                        ToolError::harness(HarnessCode::Aborted, "tool call aborted")
+                    }
+                    PeerError::TimedOut(ms) => timed_out(name, ms),
+                    other => {
+                        ToolError::new(format!("client could not execute tool \"{name}\": {other}"))
+                    }
+                })?;
+            let answer: wire::ExecuteToolResult =
+                super::params::from_str(raw.get()).map_err(|e| {
+                    ToolError::new(format!(
+                        "client returned an invalid result for tool \"{name}\": {}",
+                        e.message()
+                    ))
+                })?;
+            for context in answer.additional_contexts {
+                ctx.defer_context(context);
+            }
+            Ok(BodyOutput {
+                value: answer.value,
+                content: answer.content,
+                meta: answer.meta,
+            })
+        })
+    }
+}
+
+struct ClientClassifier(Arc<Peer>);
+
+impl Classifier for ClientClassifier {
+    fn classify(&self, registration: &str, arguments: &Value) -> BoxFuture<'static, bool> {
+        let peer = self.0.clone();
+        let params = serde_json::json!({ "registration": registration, "arguments": arguments });
+        Box::pin(async move {
+            let answer = peer
+                .request(
+                    "client/classify",
+                    &params,
+                    &crate::tool::Signal::never(),
+                    None,
+                )
+                .await;
+            // Anything but exactly `true` is exclusive.
+            matches!(answer, Ok(raw) if raw.get().trim() == "true")
+        })
+    }
+}
+
+struct ClientRenderer(Arc<Peer>);
+
+impl Renderer for ClientRenderer {
+    fn render(
+        &self,
+        execution: &ToolExecution,
+        registration: &str,
+        value: &Value,
+    ) -> BoxFuture<'static, Result<Vec<ContentBlock>, ToolError>> {
+        let peer = self.0.clone();
+        let name = execution.name.clone();
+        let signal = execution.signal.clone();
+        let params = wire::RenderParams {
+            registration: registration.to_string(),
+            name: name.to_string(),
+            arguments: Value::clone(&execution.arguments),
+            value: value.clone(),
+        };
+        Box::pin(async move {
+            let failed = |detail: String| {
+                ToolError::new(format!(
+                    "client/render failed for tool \"{name}\": {detail}"
+                ))
+            };
+            let raw = peer
+                .request("client/render", &params, &signal, None)
+                .await
+                .map_err(|e| failed(e.to_string()))?;
+            super::params::from_str::<Vec<ContentBlock>>(raw.get())
+                .map_err(|e| failed(e.message().to_string()))
+        })
+    }
+}

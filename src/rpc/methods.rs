@@ -1,0 +1,311 @@
+//! The method table (jsonrpsee `RpcModule`): typed params in, wire results out.
+
+use super::errors::{invalid_params, rpc_error};
+use super::session::{Lifecycle, RequestSignal, Session};
+use super::{client_tool, convert, params};
+use crate::config;
+use crate::registry::Restriction;
+use crate::tool::{AgentId, Signal, ToolExecutionInput};
+use dsh_tools_protocol::{self as wire, error_codes};
+use jsonrpsee::RpcModule;
+use jsonrpsee_types::ErrorObjectOwned;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+type RpcResult<T> = Result<T, ErrorObjectOwned>;
+
+/// Methods that may wait on the client or on tools run as their own tasks; every other
+/// method is answered inline, in arrival order.
+pub const CONCURRENT_METHODS: &[&str] =
+    &["tools/execute", "tools/executeBatch", "tools/executionMode"];
+
+/// Builds the method table over one session.
+pub fn table(session: Arc<Session>) -> RpcModule<Session> {
+    let mut module = RpcModule::from_arc(session);
+    macro_rules! method {
+        ($name:literal, $handler:expr) => {
+            // Names are distinct literals, so registration cannot fail.
+            let _ = module.register_async_method(
+                $name,
+                move |params, session, extensions| async move {
+                    let signal = extensions
+                        .get::<RequestSignal>()
+                        .map(|s| Signal::new(s.0.clone()))
+                        .unwrap_or_default();
+                    $handler(params::parse(&params), session, signal).await
+                },
+            );
+        };
+    }
+    method!("initialize", initialize);
+    method!("shutdown", shutdown);
+    method!("tools/register", register);
+    method!("tools/unregister", unregister);
+    method!("tools/reserve", reserve);
+    method!("tools/schemas", schemas);
+    method!("tools/get", get);
+    method!("tools/isAdmitted", is_admitted);
+    method!("tools/restrict", restrict);
+    method!("tools/presentAs", present_as);
+    method!("agents/open", open_agent);
+    method!("agents/close", close_agent);
+    method!("tools/executionMode", execution_mode);
+    method!("tools/execute", execute);
+    method!("tools/executeBatch", execute_batch);
+    module
+}
+
+fn agent(name: Option<String>) -> Option<AgentId> {
+    name.map(AgentId::from)
+}
+
+/// Rejects a viewing scope that is not open.
+fn known_scope(session: &Session, name: Option<String>) -> RpcResult<Option<AgentId>> {
+    match name {
+        Some(name) if !session.runtime.registry().has_agent(&name) => {
+            Err(crate::registry::RegistryError::UnknownAgent(name).into())
+        }
+        other => Ok(agent(other)),
+    }
+}
+
+async fn initialize(
+    params: RpcResult<wire::InitializeParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<wire::InitializeResult> {
+    let params = params?;
+    if params.protocol_version != "1" {
+        return Err(invalid_params(format!(
+            "invalid params: protocolVersion: unsupported version {:?} (this host speaks \"1\")",
+            params.protocol_version
+        )));
+    }
+    let mut merged = session.base_config.clone();
+    if let Some(over) = params.config {
+        config::merge(&mut merged, over);
+    }
+    let config =
+        config::parse(merged).map_err(|e| invalid_params(format!("invalid params: {e}")))?;
+    session.runtime.configure(&config);
+    *session.capabilities.lock() = params.capabilities;
+    *session.config.lock() = config.clone();
+    *session.lifecycle.lock() = Lifecycle::Initialized;
+    Ok(wire::InitializeResult {
+        protocol_version: "1".into(),
+        server_info: wire::PeerInfo {
+            name: "dsh-tools".into(),
+            version: Some(env!("CARGO_PKG_VERSION").into()),
+        },
+        capabilities: wire::HostCapabilities {
+            modes: vec!["native".into(), "code".into(), "both".into()],
+            code_languages: vec!["typescript".into()],
+            framing: session.framing.lock().clone(),
+            max_message_bytes: config.transport.max_message_bytes,
+            config,
+        },
+    })
+}
+
+async fn shutdown(
+    _: RpcResult<serde_json::Value>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<()> {
+    *session.lifecycle.lock() = Lifecycle::ShutDown;
+    Ok(())
+}
+
+async fn register(
+    params: RpcResult<wire::RegisterParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<wire::RegistrationResult> {
+    let params = params?;
+    if !session.capabilities.lock().execute_tools {
+        return Err(rpc_error(
+            error_codes::REQUEST_FAILED,
+            "tools/register registers client-executed tools: declare capabilities.executeTools in initialize",
+            Some("CLIENT_CAPABILITY"),
+        ));
+    }
+    let definition = client_tool::definition(params.tool, &session.peer)?;
+    let registration = session.runtime.register(definition, agent(params.agent))?;
+    Ok(wire::RegistrationResult {
+        registration: registration.to_string(),
+    })
+}
+
+async fn unregister(
+    params: RpcResult<wire::UnregisterParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<()> {
+    Ok(session
+        .runtime
+        .registry()
+        .unregister(&params?.registration)?)
+}
+
+async fn reserve(
+    params: RpcResult<wire::ReserveParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<wire::RegistrationResult> {
+    let params = params?;
+    let registration = session
+        .runtime
+        .registry()
+        .reserve(&params.name, agent(params.agent))?;
+    Ok(wire::RegistrationResult {
+        registration: registration.to_string(),
+    })
+}
+
+async fn schemas(
+    params: RpcResult<wire::ScopeParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<Vec<wire::ToolSchema>> {
+    let scope = known_scope(&session, params?.agent)?;
+    Ok(session
+        .runtime
+        .registry()
+        .visible(scope.as_ref())
+        .iter()
+        .map(|t| convert::tool_schema(t))
+        .collect())
+}
+
+async fn get(
+    params: RpcResult<wire::NameParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<Option<wire::ToolSchema>> {
+    let params = params?;
+    let scope = known_scope(&session, params.agent)?;
+    Ok(session
+        .runtime
+        .registry()
+        .resolve(&params.name, scope.as_ref())
+        .map(|t| convert::tool_schema(&t)))
+}
+
+async fn is_admitted(
+    params: RpcResult<wire::NameParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<bool> {
+    let params = params?;
+    let scope = known_scope(&session, params.agent)?;
+    Ok(session
+        .runtime
+        .registry()
+        .is_admitted(&params.name, scope.as_ref()))
+}
+
+async fn restrict(
+    params: RpcResult<wire::RestrictParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<wire::RegistrationResult> {
+    let params = params?;
+    let names = |list: Vec<String>| {
+        list.into_iter()
+            .map(Arc::from)
+            .collect::<HashSet<Arc<str>>>()
+    };
+    let restriction = match (params.allow, params.deny) {
+        (Some(allow), None) => Restriction::Allow(names(allow)),
+        (None, Some(deny)) => Restriction::Deny(names(deny)),
+        _ => return Err(crate::registry::RegistryError::EmptyFilter.into()),
+    };
+    let registration = session
+        .runtime
+        .registry()
+        .restrict(agent(Some(params.agent)), restriction)?;
+    Ok(wire::RegistrationResult {
+        registration: registration.to_string(),
+    })
+}
+
+async fn present_as(
+    params: RpcResult<wire::PresentAsParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<wire::RegistrationResult> {
+    let params = params?;
+    let registration = session
+        .runtime
+        .registry()
+        .present_as(agent(Some(params.agent)), params.mode)?;
+    Ok(wire::RegistrationResult {
+        registration: registration.to_string(),
+    })
+}
+
+async fn open_agent(
+    params: RpcResult<wire::OpenAgentParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<()> {
+    let params = params?;
+    Ok(session
+        .runtime
+        .registry()
+        .open_agent(AgentId::from(params.agent), agent(params.parent))?)
+}
+
+async fn close_agent(
+    params: RpcResult<wire::CloseAgentParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<()> {
+    Ok(session.runtime.close_agent(&params?.agent)?)
+}
+
+async fn execution_mode(
+    params: RpcResult<wire::ExecutionModeParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<wire::ExecutionMode> {
+    let params = params?;
+    let scope = known_scope(&session, params.agent)?;
+    Ok(session
+        .runtime
+        .execution_mode(&params.name, &params.arguments, scope.as_ref())
+        .await)
+}
+
+async fn execute(
+    params: RpcResult<wire::ExecuteParams>,
+    session: Arc<Session>,
+    signal: Signal,
+) -> RpcResult<wire::ToolExecutionResult> {
+    let params = params?;
+    let scope = known_scope(&session, params.agent)?;
+    let input = ToolExecutionInput::new(params.call_id, params.name, params.arguments)
+        .with_signal(signal)
+        .with_agent(scope);
+    Ok(convert::result(&session.runtime.execute(input).await))
+}
+
+async fn execute_batch(
+    params: RpcResult<wire::ExecuteBatchParams>,
+    session: Arc<Session>,
+    signal: Signal,
+) -> RpcResult<Vec<wire::ToolExecutionResult>> {
+    let params = params?;
+    let scope = known_scope(&session, params.agent)?;
+    let calls = params.calls.into_iter().map(|call| {
+        ToolExecutionInput::new(call.call_id, call.name, call.arguments)
+            .with_signal(signal.clone())
+            .with_agent(scope.clone())
+    });
+    let max_parallel = params.max_parallel.map(|n| n.max(1) as usize);
+    let results = session
+        .runtime
+        .execute_batch(calls.collect(), max_parallel)
+        .await;
+    Ok(results.iter().map(convert::result).collect())
+}

@@ -1,0 +1,12 @@
+//! JSON-RPC over the transport: the method table, lifecycle, conversions at the wire
+//! boundary, and client-executed tools.
+
+mod client_tool;
+mod convert;
+mod errors;
+mod methods;
+mod params;
+mod server;
+mod session;
+
+pub use server::{ServeOptions, serve};

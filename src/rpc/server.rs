@@ -1,0 +1,497 @@
+//! The connection loop: read frames, demultiplex requests / notifications / responses /
+//! batches, gate by lifecycle, run methods (inline or as tasks), and shut down in order.
+
+use super::methods::{self, CONCURRENT_METHODS};
+use super::session::{Lifecycle, RequestSignal, Session};
+use crate::transport::framing::{FrameReader, Framing, ReadEvent};
+use crate::transport::{PeerError, spawn_writer};
+use dsh_tools_protocol::{HostConfig, error_codes};
+use futures::FutureExt;
+use jsonrpsee::MethodCallback;
+use jsonrpsee::{ConnectionId, Extensions, RpcModule};
+use jsonrpsee_types::{Id, Params};
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::task::JoinSet;
+
+/// Reading pauses while this many bytes wait to be written (the client stopped reading).
+const OUTPUT_HIGH_WATER: usize = 64 << 20;
+
+/// How to serve one connection.
+pub struct ServeOptions {
+    /// Input framing (`auto` decides on the first byte).
+    pub framing: Framing,
+    /// `--config FILE` as JSON (`initialize.config` merges over it).
+    pub base_config: Value,
+    /// That configuration, parsed (limits the transport before `initialize`).
+    pub config: HostConfig,
+}
+
+/// Serves one client until EOF or `exit`; returns the process exit code.
+pub async fn serve<R, W>(input: R, output: W, options: ServeOptions) -> i32
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let transport = options.config.transport.clone();
+    let initial = if options.framing == Framing::Ndjson {
+        Framing::Ndjson
+    } else {
+        Framing::Lsp
+    };
+    let (outbox, writer) = spawn_writer(output, initial);
+    let session = Session::new(outbox.clone(), options.base_config, options.config);
+    let connection = Connection {
+        methods: Arc::new(methods::table(session.clone())),
+        session: session.clone(),
+        max_depth: transport.max_nesting_depth as usize,
+    };
+    let max_bytes = usize::try_from(transport.max_message_bytes).unwrap_or(usize::MAX);
+    let mut reader = FrameReader::new(input, options.framing, max_bytes);
+    let mut tasks = JoinSet::new();
+    let mut framing_known = false;
+    let exit_code = loop {
+        outbox.wait_below(OUTPUT_HIGH_WATER).await;
+        while tasks.try_join_next().is_some() {}
+        match reader.next().await {
+            ReadEvent::Message(bytes) => {
+                if !framing_known && let Some(framing) = reader.framing() {
+                    framing_known = true;
+                    outbox.set_framing(framing);
+                    *session.framing.lock() = framing_name(framing).into();
+                }
+                if let Some(code) = connection.handle(bytes, &mut tasks).await {
+                    break code;
+                }
+            }
+            ReadEvent::TooLarge { size } => {
+                let message = format!(
+                    "message of {size} bytes exceeds transport.maxMessageBytes ({max_bytes})"
+                );
+                outbox.send(error_response(None, error_codes::INVALID_REQUEST, &message));
+            }
+            ReadEvent::Skipped { reason } => tracing::warn!("skipped input: {reason}"),
+            ReadEvent::Eof => break 0,
+        }
+    };
+    session.cancel_all();
+    session.peer.disconnect();
+    while tasks.join_next().await.is_some() {}
+    drop(connection);
+    drop(session);
+    drop(outbox);
+    let _ = writer.await;
+    exit_code
+}
+
+fn framing_name(framing: Framing) -> &'static str {
+    match framing {
+        Framing::Ndjson => "ndjson",
+        Framing::Lsp | Framing::Auto => "lsp",
+    }
+}
+
+/// One incoming JSON-RPC object, fields kept raw (`id: null` is distinct from no id).
+#[derive(Deserialize)]
+struct Incoming<'a> {
+    #[serde(default, borrow, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(deserializer).map(Some)
+}
+
+struct Connection {
+    methods: Arc<RpcModule<Session>>,
+    session: Arc<Session>,
+    max_depth: usize,
+}
+
+/// What one element of the input produced.
+enum Handled {
+    /// A reply to send now.
+    Reply(Vec<u8>),
+    /// A reply that a method task will produce.
+    Pending(tokio::task::JoinHandle<Vec<u8>>),
+    /// Nothing to send (notification or response).
+    Nothing,
+    /// `exit` with this code.
+    Exit(i32),
+}
+
+impl Connection {
+    /// Handles one frame; `Some(code)` ends the connection.
+    async fn handle(&self, bytes: Vec<u8>, tasks: &mut JoinSet<()>) -> Option<i32> {
+        if nesting_exceeds(&bytes, self.max_depth) {
+            let message = format!(
+                "invalid request: JSON nested deeper than transport.maxNestingDepth ({})",
+                self.max_depth
+            );
+            self.session.peer.outbox().send(error_response(
+                None,
+                error_codes::INVALID_REQUEST,
+                &message,
+            ));
+            return None;
+        }
+        let text = match std::str::from_utf8(&bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                let message = format!("parse error: invalid UTF-8: {e}");
+                self.session.peer.outbox().send(error_response(
+                    None,
+                    error_codes::PARSE_ERROR,
+                    &message,
+                ));
+                return None;
+            }
+        };
+        let outbox = self.session.peer.outbox().clone();
+        if text.trim_start().starts_with('[') {
+            let elements: Vec<&RawValue> = match parse_json(text) {
+                Ok(elements) => elements,
+                Err(reply) => {
+                    outbox.send(reply);
+                    return None;
+                }
+            };
+            if elements.is_empty() {
+                outbox.send(error_response(
+                    None,
+                    error_codes::INVALID_REQUEST,
+                    "invalid request: empty batch",
+                ));
+                return None;
+            }
+            let mut replies = Vec::new();
+            let mut exit = None;
+            for element in elements {
+                match self.handle_one(element.get()).await {
+                    Handled::Reply(reply) => replies.push(Handled::Reply(reply)),
+                    pending @ Handled::Pending(_) => replies.push(pending),
+                    Handled::Nothing => {}
+                    Handled::Exit(code) => exit = exit.or(Some(code)),
+                }
+            }
+            if !replies.is_empty() {
+                tasks.spawn(async move {
+                    let mut parts = Vec::with_capacity(replies.len());
+                    for reply in replies {
+                        match reply {
+                            Handled::Reply(bytes) => parts.push(bytes),
+                            Handled::Pending(task) => parts.push(
+                                task.await
+                                    .unwrap_or_else(|e| internal_error(&e.to_string())),
+                            ),
+                            Handled::Nothing | Handled::Exit(_) => {}
+                        }
+                    }
+                    let mut batch = Vec::from(&b"["[..]);
+                    for (i, part) in parts.iter().enumerate() {
+                        if i > 0 {
+                            batch.push(b',');
+                        }
+                        batch.extend_from_slice(part);
+                    }
+                    batch.push(b']');
+                    outbox.send(batch);
+                });
+            }
+            return exit;
+        }
+        match self.handle_one(text).await {
+            Handled::Reply(reply) => {
+                outbox.send(reply);
+                None
+            }
+            Handled::Pending(task) => {
+                tasks.spawn(async move {
+                    outbox.send(
+                        task.await
+                            .unwrap_or_else(|e| internal_error(&e.to_string())),
+                    );
+                });
+                None
+            }
+            Handled::Nothing => None,
+            Handled::Exit(code) => Some(code),
+        }
+    }
+
+    async fn handle_one(&self, text: &str) -> Handled {
+        let incoming: Incoming = match parse_json(text) {
+            Ok(incoming) => incoming,
+            Err(reply) => return Handled::Reply(reply),
+        };
+        if incoming.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+            let id = incoming.id.filter(|id| valid_id(id));
+            return Handled::Reply(error_response(
+                id,
+                error_codes::INVALID_REQUEST,
+                "invalid request: \"jsonrpc\" must be \"2.0\"",
+            ));
+        }
+        let Some(method) = incoming.method else {
+            self.complete_client_request(&incoming);
+            return Handled::Nothing;
+        };
+        let Ok(method) = serde_json::from_str::<String>(method.get()) else {
+            let id = incoming.id.filter(|id| valid_id(id));
+            return Handled::Reply(error_response(
+                id,
+                error_codes::INVALID_REQUEST,
+                "invalid request: \"method\" must be a string",
+            ));
+        };
+        // LSP clients send `params: null` for parameterless requests such as `shutdown`.
+        let params = incoming.params.filter(|p| p.get().trim() != "null");
+        if let Some(params) = params
+            && !matches!(
+                params.get().trim_start().as_bytes().first(),
+                Some(b'{' | b'[')
+            )
+        {
+            let id = incoming.id.filter(|id| valid_id(id));
+            let message = "invalid request: \"params\" must be an object or an array";
+            return Handled::Reply(error_response(id, error_codes::INVALID_REQUEST, message));
+        }
+        match incoming.id {
+            None => self.notification(&method, params),
+            Some(id) if !valid_id(id) => Handled::Reply(error_response(
+                None,
+                error_codes::INVALID_REQUEST,
+                "invalid request: \"id\" must be a string, a non-negative integer or null",
+            )),
+            Some(id) => self.request(id, method, params).await,
+        }
+    }
+
+    fn notification(&self, method: &str, params: Option<&RawValue>) -> Handled {
+        match method {
+            "exit" => {
+                let shut_down = *self.session.lifecycle.lock() == Lifecycle::ShutDown;
+                Handled::Exit(if shut_down { 0 } else { 1 })
+            }
+            "$/cancelRequest" => {
+                let id = params
+                    .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+                    .and_then(|p| p.get("id").cloned());
+                match id {
+                    Some(id) if self.session.cancel(&id.to_string()) => {}
+                    Some(id) => tracing::debug!("$/cancelRequest for {id}, which is not in flight"),
+                    None => tracing::warn!("$/cancelRequest without an id"),
+                }
+                Handled::Nothing
+            }
+            "initialized" => Handled::Nothing,
+            other => {
+                tracing::debug!("ignoring notification {other}");
+                Handled::Nothing
+            }
+        }
+    }
+
+    async fn request(
+        &self,
+        raw_id: &RawValue,
+        method: String,
+        params: Option<&RawValue>,
+    ) -> Handled {
+        let lifecycle = *self.session.lifecycle.lock();
+        let refusal = match (lifecycle, method.as_str()) {
+            (Lifecycle::Uninitialized, "initialize") => None,
+            (_, "initialize") => Some((
+                error_codes::INVALID_REQUEST,
+                "invalid request: initialize was already called",
+            )),
+            (Lifecycle::Uninitialized, _) => Some((
+                error_codes::SERVER_NOT_INITIALIZED,
+                "server not initialized: send initialize first",
+            )),
+            (Lifecycle::ShutDown, _) => Some((
+                error_codes::INVALID_REQUEST,
+                "invalid request: the host is shut down; only exit is accepted",
+            )),
+            (Lifecycle::Initialized, _) => None,
+        };
+        if let Some((code, message)) = refusal {
+            return Handled::Reply(error_response(Some(raw_id), code, message));
+        }
+        let Some(MethodCallback::Async(callback)) = self.methods.method(&method).cloned() else {
+            let message = format!("method not found: {method:?}");
+            return Handled::Reply(error_response(
+                Some(raw_id),
+                error_codes::METHOD_NOT_FOUND,
+                &message,
+            ));
+        };
+        let id_text = raw_id.get().to_string();
+        let id = jsonrpsee_id(raw_id);
+        let token = self.session.track(&id_text);
+        let mut extensions = Extensions::new();
+        extensions.insert(RequestSignal(token));
+        let params = params.map(|p| std::borrow::Cow::Owned(p.get().to_string()));
+        let call = callback(
+            id,
+            Params::new(params.as_deref()).into_owned(),
+            ConnectionId(0),
+            usize::MAX,
+            extensions,
+        );
+        let session = self.session.clone();
+        let run = async move {
+            let reply = match AssertUnwindSafe(call).catch_unwind().await {
+                Ok(response) => response.into_json().get().as_bytes().to_vec(),
+                Err(_) => internal_error_for(&id_text),
+            };
+            session.untrack(&id_text);
+            reply
+        };
+        if CONCURRENT_METHODS.contains(&method.as_str()) {
+            Handled::Pending(tokio::spawn(run))
+        } else {
+            Handled::Reply(run.await)
+        }
+    }
+
+    fn complete_client_request(&self, incoming: &Incoming) {
+        let Some(id) = incoming
+            .id
+            .and_then(|id| serde_json::from_str::<Value>(id.get()).ok())
+        else {
+            tracing::warn!("ignoring a message with neither method nor id");
+            return;
+        };
+        let answer = match (incoming.result, incoming.error) {
+            (Some(result), None) => Ok(result.to_owned()),
+            (None, Some(error)) => {
+                let error: Value = serde_json::from_str(error.get()).unwrap_or(Value::Null);
+                Err(PeerError::Remote {
+                    code: error
+                        .get("code")
+                        .and_then(Value::as_i64)
+                        .unwrap_or(error_codes::INTERNAL_ERROR.into()),
+                    message: error
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("malformed error")
+                        .to_string(),
+                })
+            }
+            _ => Err(PeerError::Remote {
+                code: error_codes::INVALID_REQUEST.into(),
+                message: "response must carry exactly one of result or error".into(),
+            }),
+        };
+        if !self.session.peer.complete(&id, answer) {
+            tracing::debug!("response for unknown or abandoned request {id}");
+        }
+    }
+}
+
+fn valid_id(id: &RawValue) -> bool {
+    match serde_json::from_str::<Value>(id.get()) {
+        Ok(Value::String(_) | Value::Null) => true,
+        Ok(Value::Number(n)) => n.as_u64().is_some(),
+        _ => false,
+    }
+}
+
+fn jsonrpsee_id(id: &RawValue) -> Id<'static> {
+    match serde_json::from_str::<Value>(id.get()) {
+        Ok(Value::Number(n)) => n.as_u64().map_or(Id::Null, Id::Number),
+        Ok(Value::String(s)) => Id::Str(s.into()),
+        _ => Id::Null,
+    }
+}
+
+/// Parses JSON, answering `-32700` for syntax errors and `-32600` for a wrong shape.
+fn parse_json<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, Vec<u8>> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    deserializer.disable_recursion_limit();
+    let parsed =
+        T::deserialize(&mut deserializer).and_then(|value| deserializer.end().map(|()| value));
+    parsed.map_err(|e| match e.classify() {
+        serde_json::error::Category::Syntax
+        | serde_json::error::Category::Eof
+        | serde_json::error::Category::Io => {
+            error_response(None, error_codes::PARSE_ERROR, &format!("parse error: {e}"))
+        }
+        serde_json::error::Category::Data => error_response(
+            None,
+            error_codes::INVALID_REQUEST,
+            &format!("invalid request: {e}"),
+        ),
+    })
+}
+
+/// A complete error response.
+fn error_response(id: Option<&RawValue>, code: i32, message: &str) -> Vec<u8> {
+    let id = id
+        .and_then(|id| serde_json::from_str::<Value>(id.get()).ok())
+        .unwrap_or(Value::Null);
+    let response = serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } });
+    response.to_string().into_bytes()
+}
+
+fn internal_error(detail: &str) -> Vec<u8> {
+    error_response(
+        None,
+        error_codes::INTERNAL_ERROR,
+        &format!("internal error: {detail}"),
+    )
+}
+
+fn internal_error_for(id_text: &str) -> Vec<u8> {
+    let id = serde_json::from_str::<Value>(id_text).unwrap_or(Value::Null);
+    let message = "internal error: the handler panicked";
+    serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": { "code": error_codes::INTERNAL_ERROR, "message": message } })
+        .to_string()
+        .into_bytes()
+}
+
+/// Whether `bytes` nests arrays/objects deeper than `max` (strings skipped), so deep input
+/// is refused before any recursive code sees it.
+fn nesting_exceeds(bytes: &[u8], max: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &byte in bytes {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}

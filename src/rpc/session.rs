@@ -1,0 +1,116 @@
+//! Per-connection state the methods share: lifecycle, client capabilities, in-flight
+//! requests (for `$/cancelRequest`), the runtime and the peer.
+
+use super::convert;
+use crate::pipeline::ToolRuntime;
+use crate::pipeline::hooks::ResultObserver;
+use crate::tool::{ToolExecution, ToolExecutionResult};
+use crate::transport::{Outbox, Peer};
+use dsh_tools_protocol::{
+    ClientCapabilities, HostConfig, ListChangedNotification, ResultNotification,
+};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Where the connection is in the LSP-style lifecycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lifecycle {
+    /// Only `initialize` (and `exit`) are accepted.
+    Uninitialized,
+    /// Serving.
+    Initialized,
+    /// `shutdown` answered; only `exit` is accepted.
+    ShutDown,
+}
+
+/// The cancellation signal of one incoming request (found in the method's extensions).
+#[derive(Clone, Debug)]
+pub struct RequestSignal(pub CancellationToken);
+
+/// Shared state of one connection.
+pub struct Session {
+    pub runtime: Arc<ToolRuntime>,
+    pub peer: Arc<Peer>,
+    pub base_config: serde_json::Value,
+    pub config: Mutex<HostConfig>,
+    pub capabilities: Mutex<ClientCapabilities>,
+    pub lifecycle: Mutex<Lifecycle>,
+    pub framing: Mutex<String>,
+    in_flight: Mutex<HashMap<String, CancellationToken>>,
+}
+
+impl Session {
+    /// A fresh session writing through `outbox`.
+    pub fn new(outbox: Outbox, base_config: serde_json::Value, config: HostConfig) -> Arc<Self> {
+        let runtime = ToolRuntime::new(&config);
+        let peer = Arc::new(Peer::new(outbox.clone(), 4096));
+        let session = Arc::new(Session {
+            runtime,
+            peer,
+            base_config,
+            config: Mutex::new(config),
+            capabilities: Mutex::new(ClientCapabilities::default()),
+            lifecycle: Mutex::new(Lifecycle::Uninitialized),
+            framing: Mutex::new(String::new()),
+            in_flight: Mutex::new(HashMap::new()),
+        });
+        let notifier = outbox.clone();
+        session.runtime.registry().on_change(Arc::new(move |agent| {
+            notifier.notify(
+                "tools/listChanged",
+                &ListChangedNotification {
+                    agent: agent.map(|a| a.to_string()),
+                },
+            );
+        }));
+        session
+            .runtime
+            .add_observer(None, Arc::new(ResultNotifier(outbox)));
+        session
+    }
+
+    /// Tracks an incoming request so `$/cancelRequest` can abort it.
+    pub fn track(&self, id: &str) -> CancellationToken {
+        let token = CancellationToken::new();
+        self.in_flight.lock().insert(id.to_string(), token.clone());
+        token
+    }
+
+    /// Stops tracking a finished request.
+    pub fn untrack(&self, id: &str) {
+        self.in_flight.lock().remove(id);
+    }
+
+    /// Aborts the request with this id (raw JSON text of the id).
+    pub fn cancel(&self, id: &str) -> bool {
+        match self.in_flight.lock().get(id) {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Aborts everything in flight (EOF, exit).
+    pub fn cancel_all(&self) {
+        for token in self.in_flight.lock().values() {
+            token.cancel();
+        }
+    }
+}
+
+/// Sends `tools/result` for every final outcome.
+struct ResultNotifier(Outbox);
+
+impl ResultObserver for ResultNotifier {
+    fn observe(&self, execution: &ToolExecution, result: &ToolExecutionResult) {
+        let notification = ResultNotification {
+            execution: convert::execution_ref(execution),
+            result: convert::result(result),
+        };
+        self.0.notify("tools/result", &notification);
+    }
+}

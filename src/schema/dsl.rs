@@ -1,0 +1,772 @@
+//! The authoring DSL (`ValueSchemaSpec`, `ParameterSchemaSpec`) compiled to standard JSON
+//! Schema, rejecting every key the DSL does not define.
+//!
+//! Compilation walks the spec with an explicit stack, recording each node's output with
+//! placeholders for its children, then assembles the output from the leaves up, so a spec
+//! of any depth compiles without recursion.
+
+use serde_json::{Map, Value};
+
+use crate::json::{Segment, canonicalize};
+
+use super::error::SchemaError;
+use super::spec_path::{PathId, SpecPaths};
+use super::types::JsonType;
+
+/// Compiles a `ParameterSchemaSpec` (a record of parameter name → spec, each optionally
+/// `required: true`) to the open root object
+/// `{"type":"object","properties":{…},"required":[…]}`; error paths start at `root`
+/// (`parameters.config.properties.host`).
+pub fn compile_parameters(spec: &Value, root: &str) -> Result<Value, SchemaError> {
+    let Value::Object(parameters) = spec else {
+        return Err(SchemaError {
+            path: root.to_owned(),
+            message: "expected a record of parameter schemas".to_owned(),
+        });
+    };
+    let mut compiler = Compiler::new(root);
+    compiler.nodes.push(Pending::default());
+    let mut output = Map::new();
+    output.insert("type".to_owned(), Value::from("object"));
+    let children = compiler.declare_properties(parameters, None, &mut output)?;
+    compiler.finish_node(0, output, children);
+    compiler.run()?;
+    Ok(compiler.assemble())
+}
+
+/// Compiles a `ValueSchemaSpec` to JSON Schema; error paths start at `root`.
+pub fn compile_value(spec: &Value, root: &str) -> Result<Value, SchemaError> {
+    let mut compiler = Compiler::new(root);
+    compiler.nodes.push(Pending::default());
+    compiler.work.push(Visit {
+        spec,
+        at: None,
+        node: 0,
+        slot: Slot::Root,
+    });
+    compiler.run()?;
+    Ok(compiler.assemble())
+}
+
+/// What a spec's `type` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DslType {
+    Scalar(JsonType),
+    Array,
+    Object,
+    /// Author-only unconstrained JSON: compiles to `{}` plus annotations.
+    Json,
+}
+
+impl DslType {
+    fn from_name(name: &str) -> Option<DslType> {
+        match name {
+            "array" => Some(DslType::Array),
+            "object" => Some(DslType::Object),
+            "json" => Some(DslType::Json),
+            _ => JsonType::from_name(name).map(DslType::Scalar),
+        }
+    }
+
+    fn allowed_keys(self) -> &'static [&'static str] {
+        match self {
+            DslType::Scalar(_) => &["type", "title", "description", "enum", "const"],
+            DslType::Array => &["type", "title", "description", "items"],
+            DslType::Object => &[
+                "type",
+                "title",
+                "description",
+                "properties",
+                "additionalProperties",
+            ],
+            DslType::Json => &["type", "title", "description"],
+        }
+    }
+}
+
+/// Where a compiled child goes in its parent's output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Slot {
+    Root,
+    Items,
+    Property(String),
+    Branch(usize),
+}
+
+/// A spec node waiting to be compiled into `node`.
+struct Visit<'s> {
+    spec: &'s Value,
+    at: PathId,
+    node: usize,
+    slot: Slot,
+}
+
+/// A compiled node's own keywords, with `Null` placeholders where children go.
+#[derive(Default)]
+struct Pending {
+    output: Map<String, Value>,
+    children: Vec<(Slot, usize)>,
+}
+
+struct Compiler<'s, 'r> {
+    root: &'r str,
+    paths: SpecPaths<'s>,
+    nodes: Vec<Pending>,
+    work: Vec<Visit<'s>>,
+}
+
+impl<'s, 'r> Compiler<'s, 'r> {
+    fn new(root: &'r str) -> Self {
+        Compiler {
+            root,
+            paths: SpecPaths::default(),
+            nodes: Vec::new(),
+            work: Vec::new(),
+        }
+    }
+
+    fn error(&self, at: PathId, message: impl Into<String>) -> SchemaError {
+        self.paths.error(self.root, at, message)
+    }
+
+    /// Reserves a node id for a child; ids only grow, so children come after parents.
+    fn reserve(&mut self) -> usize {
+        self.nodes.push(Pending::default());
+        self.nodes.len() - 1
+    }
+
+    /// Stores a node's output and queues its children (reversed, so they compile and
+    /// report errors in document order).
+    fn finish_node(&mut self, node: usize, output: Map<String, Value>, children: Vec<Visit<'s>>) {
+        if let Some(pending) = self.nodes.get_mut(node) {
+            pending.output = output;
+            pending.children = children
+                .iter()
+                .map(|visit| (visit.slot.clone(), visit.node))
+                .collect();
+        }
+        self.work.extend(children.into_iter().rev());
+    }
+
+    fn run(&mut self) -> Result<(), SchemaError> {
+        while let Some(visit) = self.work.pop() {
+            let (output, children) = self.compile_node(&visit)?;
+            self.finish_node(visit.node, output, children);
+        }
+        Ok(())
+    }
+
+    /// One spec node's own output and the children it still needs.
+    fn compile_node(
+        &mut self,
+        visit: &Visit<'s>,
+    ) -> Result<(Map<String, Value>, Vec<Visit<'s>>), SchemaError> {
+        let at = visit.at;
+        let Value::Object(keys) = visit.spec else {
+            return Err(self.error(at, "expected a schema object"));
+        };
+        let is_property = matches!(visit.slot, Slot::Property(_));
+        let mut output = Map::new();
+        if let Some(branches) = keys.get("oneOf") {
+            if keys.contains_key("type") {
+                return Err(self.error(at, "\"type\" and \"oneOf\" cannot be combined"));
+            }
+            self.check_keys(keys, at, is_property, &["oneOf", "title", "description"])?;
+            self.copy_annotations(keys, at, &mut output)?;
+            let branches = match branches {
+                Value::Array(branches) if !branches.is_empty() => branches,
+                _ => return Err(self.error(at, "oneOf must be a non-empty array of schemas")),
+            };
+            output.insert(
+                "oneOf".to_owned(),
+                Value::Array(vec![Value::Null; branches.len()]),
+            );
+            let list_at = self.paths.child(at, Segment::Key("oneOf"));
+            let mut children = Vec::with_capacity(branches.len());
+            for (index, branch) in branches.iter().enumerate() {
+                children.push(Visit {
+                    spec: branch,
+                    at: self.paths.child(list_at, Segment::Index(index)),
+                    node: self.reserve(),
+                    slot: Slot::Branch(index),
+                });
+            }
+            return Ok((output, children));
+        }
+        let (name, kind) = match keys.get("type") {
+            None => return Err(self.error(at, "missing \"type\" or \"oneOf\"")),
+            Some(Value::String(name)) => match DslType::from_name(name) {
+                Some(kind) => (name, kind),
+                None => return Err(self.error(at, format!("unknown type \"{name}\""))),
+            },
+            Some(_) => return Err(self.error(at, "type must be a string")),
+        };
+        self.check_keys(keys, at, is_property, kind.allowed_keys())?;
+        if kind != DslType::Json {
+            output.insert("type".to_owned(), Value::String(name.clone()));
+        }
+        self.copy_annotations(keys, at, &mut output)?;
+        let mut children = Vec::new();
+        match kind {
+            DslType::Scalar(scalar) => {
+                self.compile_enum_and_const(keys, at, scalar, &mut output)?
+            }
+            DslType::Array => {
+                if let Some(items) = keys.get("items") {
+                    output.insert("items".to_owned(), Value::Null);
+                    children.push(Visit {
+                        spec: items,
+                        at: self.paths.child(at, Segment::Key("items")),
+                        node: self.reserve(),
+                        slot: Slot::Items,
+                    });
+                }
+            }
+            DslType::Object => {
+                let record_at = self.paths.child(at, Segment::Key("properties"));
+                children = match keys.get("properties") {
+                    None => {
+                        output.insert("properties".to_owned(), Value::Object(Map::new()));
+                        Vec::new()
+                    }
+                    Some(Value::Object(properties)) => {
+                        self.declare_properties(properties, record_at, &mut output)?
+                    }
+                    Some(_) => {
+                        return Err(
+                            self.error(at, "properties must be a record of property schemas")
+                        );
+                    }
+                };
+                match keys.get("additionalProperties") {
+                    Some(Value::Bool(open)) => {
+                        output.insert("additionalProperties".to_owned(), Value::Bool(*open));
+                    }
+                    _ => {
+                        return Err(
+                            self.error(at, "object needs additionalProperties: true or false")
+                        );
+                    }
+                }
+            }
+            DslType::Json => {}
+        }
+        Ok((output, children))
+    }
+
+    /// Writes `properties` (placeholders) and `required` for a record of property specs.
+    fn declare_properties(
+        &mut self,
+        record: &'s Map<String, Value>,
+        record_at: PathId,
+        output: &mut Map<String, Value>,
+    ) -> Result<Vec<Visit<'s>>, SchemaError> {
+        let mut placeholders = Map::new();
+        let mut required = Vec::new();
+        let mut children = Vec::with_capacity(record.len());
+        for (name, property) in record {
+            let at = self.paths.child(record_at, Segment::Key(name));
+            match property.get("required") {
+                None | Some(Value::Bool(false)) => {}
+                Some(Value::Bool(true)) => required.push(Value::String(name.clone())),
+                Some(_) => return Err(self.error(at, "required must be true or false")),
+            }
+            placeholders.insert(name.clone(), Value::Null);
+            children.push(Visit {
+                spec: property,
+                at,
+                node: self.reserve(),
+                slot: Slot::Property(name.clone()),
+            });
+        }
+        output.insert("properties".to_owned(), Value::Object(placeholders));
+        if !required.is_empty() {
+            output.insert("required".to_owned(), Value::Array(required));
+        }
+        Ok(children)
+    }
+
+    fn check_keys(
+        &self,
+        keys: &Map<String, Value>,
+        at: PathId,
+        is_property: bool,
+        allowed: &[&str],
+    ) -> Result<(), SchemaError> {
+        for key in keys.keys() {
+            if allowed.contains(&key.as_str()) || (is_property && key == "required") {
+                continue;
+            }
+            let message = match (key.as_str(), keys.get(key)) {
+                ("required", Some(Value::Array(_))) => {
+                    "mark each required property with required: true instead of a required array"
+                        .to_owned()
+                }
+                ("required", _) => "required is only allowed on a property".to_owned(),
+                _ => format!("unknown key \"{key}\""),
+            };
+            return Err(self.error(at, message));
+        }
+        Ok(())
+    }
+
+    fn copy_annotations(
+        &self,
+        keys: &Map<String, Value>,
+        at: PathId,
+        output: &mut Map<String, Value>,
+    ) -> Result<(), SchemaError> {
+        for annotation in ["title", "description"] {
+            match keys.get(annotation) {
+                None => {}
+                Some(Value::String(text)) => {
+                    output.insert(annotation.to_owned(), Value::String(text.clone()));
+                }
+                Some(_) => return Err(self.error(at, format!("{annotation} must be a string"))),
+            }
+        }
+        Ok(())
+    }
+
+    fn compile_enum_and_const(
+        &mut self,
+        keys: &Map<String, Value>,
+        at: PathId,
+        scalar: JsonType,
+        output: &mut Map<String, Value>,
+    ) -> Result<(), SchemaError> {
+        let (members, constant) = (keys.get("enum"), keys.get("const"));
+        if members.is_some() && constant.is_some() {
+            return Err(self.error(at, "enum and const cannot be combined"));
+        }
+        if let Some(members) = members {
+            let members = match members {
+                Value::Array(members) if !members.is_empty() => members,
+                _ => return Err(self.error(at, "enum must be a non-empty array")),
+            };
+            let enum_at = self.paths.child(at, Segment::Key("enum"));
+            let mut compiled = Vec::with_capacity(members.len());
+            for (index, member) in members.iter().enumerate() {
+                if !scalar.admits(member) {
+                    let phrase = scalar.phrase();
+                    return Err(self.error(at, format!("enum member {index} is not {phrase}")));
+                }
+                let member_at = self.paths.child(enum_at, Segment::Index(index));
+                compiled.push(self.lossless(member, member_at)?);
+            }
+            output.insert("enum".to_owned(), Value::Array(compiled));
+        }
+        if let Some(constant) = constant {
+            if !scalar.admits(constant) {
+                return Err(self.error(at, format!("const is not {}", scalar.phrase())));
+            }
+            let const_at = self.paths.child(at, Segment::Key("const"));
+            let compiled = self.lossless(constant, const_at)?;
+            output.insert("const".to_owned(), compiled);
+        }
+        Ok(())
+    }
+
+    /// The canonical copy of a scalar annotation value.
+    fn lossless(&self, scalar: &Value, at: PathId) -> Result<Value, SchemaError> {
+        let mut copy = scalar.clone();
+        match canonicalize(&mut copy, "") {
+            Ok(()) => Ok(copy),
+            Err(lossy) => Err(self.error(at, format!("not lossless JSON: {}", lossy.reason))),
+        }
+    }
+
+    /// Moves every compiled child into its parent's placeholder, leaves first.
+    fn assemble(self) -> Value {
+        let mut done: Vec<Option<Value>> = Vec::with_capacity(self.nodes.len());
+        done.resize_with(self.nodes.len(), || None);
+        for (id, pending) in self.nodes.into_iter().enumerate().rev() {
+            let Pending {
+                mut output,
+                children,
+            } = pending;
+            for (slot, child) in children {
+                let compiled = done
+                    .get_mut(child)
+                    .and_then(Option::take)
+                    .unwrap_or(Value::Null);
+                match slot {
+                    Slot::Root => {}
+                    Slot::Items => {
+                        output.insert("items".to_owned(), compiled);
+                    }
+                    Slot::Property(name) => {
+                        if let Some(Value::Object(properties)) = output.get_mut("properties") {
+                            properties.insert(name, compiled);
+                        }
+                    }
+                    Slot::Branch(index) => {
+                        if let Some(branch) = output
+                            .get_mut("oneOf")
+                            .and_then(Value::as_array_mut)
+                            .and_then(|branches| branches.get_mut(index))
+                        {
+                            *branch = compiled;
+                        }
+                    }
+                }
+            }
+            if let Some(slot) = done.get_mut(id) {
+                *slot = Some(Value::Object(output));
+            }
+        }
+        done.into_iter().next().flatten().unwrap_or(Value::Null)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::json::{drop_deep, parse, render_compact};
+    use crate::schema::{PathRoot, Validator, check_supported};
+
+    /// Compiles `spec` (JSON text) and compares compact output or the error's text; every
+    /// successful output must also pass the enforced subset.
+    fn check(
+        compile: fn(&Value, &str) -> Result<Value, SchemaError>,
+        root: &str,
+        spec: &str,
+        expected: Result<&str, &str>,
+    ) {
+        let spec = parse(spec).unwrap();
+        let compiled = compile(&spec, root);
+        if let Ok(schema) = &compiled {
+            assert_eq!(check_supported(schema, "compiled"), Ok(()));
+        }
+        assert_eq!(
+            compiled
+                .map(|schema| render_compact(&schema))
+                .map_err(|e| e.to_string()),
+            expected.map(str::to_owned).map_err(str::to_owned),
+            "{}",
+            render_compact(&spec)
+        );
+    }
+
+    fn parameters(spec: &str, expected: Result<&str, &str>) {
+        check(compile_parameters, "parameters", spec, expected);
+    }
+
+    fn value(spec: &str, expected: Result<&str, &str>) {
+        check(compile_value, "output", spec, expected);
+    }
+
+    #[test]
+    fn compiles_parameter_records() {
+        parameters(
+            r#"{"path":{"type":"string","required":true,"description":"Absolute file path"},"offset":{"type":"number"},"limit":{"type":"number","required":false}}"#,
+            Ok(
+                r#"{"type":"object","properties":{"path":{"type":"string","description":"Absolute file path"},"offset":{"type":"number"},"limit":{"type":"number"}},"required":["path"]}"#,
+            ),
+        );
+        parameters("{}", Ok(r#"{"type":"object","properties":{}}"#));
+        parameters(
+            r#"{"b":{"type":"json","required":true},"a":{"oneOf":[{"type":"null"}],"required":true}}"#,
+            Ok(
+                r#"{"type":"object","properties":{"b":{},"a":{"oneOf":[{"type":"null"}]}},"required":["b","a"]}"#,
+            ),
+        );
+    }
+
+    #[test]
+    fn compiles_every_value_construct() {
+        value(r#"{"type":"string"}"#, Ok(r#"{"type":"string"}"#));
+        value(
+            r#"{"description":"d","type":"string","title":"t","enum":["red","green"]}"#,
+            Ok(r#"{"type":"string","title":"t","description":"d","enum":["red","green"]}"#),
+        );
+        value(
+            r#"{"type":"string","const":"x"}"#,
+            Ok(r#"{"type":"string","const":"x"}"#),
+        );
+        value(
+            r#"{"type":"number","enum":[1.0,2.5,1e2]}"#,
+            Ok(r#"{"type":"number","enum":[1,2.5,100]}"#),
+        );
+        value(
+            r#"{"type":"integer","const":3.0}"#,
+            Ok(r#"{"type":"integer","const":3}"#),
+        );
+        value(
+            r#"{"type":"integer","enum":[1,2]}"#,
+            Ok(r#"{"type":"integer","enum":[1,2]}"#),
+        );
+        value(
+            r#"{"type":"boolean","const":true}"#,
+            Ok(r#"{"type":"boolean","const":true}"#),
+        );
+        value(
+            r#"{"type":"null","enum":[null]}"#,
+            Ok(r#"{"type":"null","enum":[null]}"#),
+        );
+        value(r#"{"type":"array"}"#, Ok(r#"{"type":"array"}"#));
+        value(
+            r#"{"type":"array","items":{"type":"integer","description":"n"}}"#,
+            Ok(r#"{"type":"array","items":{"type":"integer","description":"n"}}"#),
+        );
+        value(
+            r#"{"type":"object","additionalProperties":false}"#,
+            Ok(r#"{"type":"object","properties":{},"additionalProperties":false}"#),
+        );
+        value(
+            r#"{"additionalProperties":true,"type":"object","properties":{"z":{"type":"string","required":true},"a":{"type":"boolean"}},"title":"o"}"#,
+            Ok(
+                r#"{"type":"object","title":"o","properties":{"z":{"type":"string"},"a":{"type":"boolean"}},"required":["z"],"additionalProperties":true}"#,
+            ),
+        );
+        value(r#"{"type":"json"}"#, Ok("{}"));
+        value(
+            r#"{"type":"json","description":"anything"}"#,
+            Ok(r#"{"description":"anything"}"#),
+        );
+        value(
+            r#"{"oneOf":[{"type":"string"},{"type":"array","items":{"oneOf":[{"type":"null"},{"type":"integer"}]}}],"description":"either"}"#,
+            Ok(
+                r#"{"description":"either","oneOf":[{"type":"string"},{"type":"array","items":{"oneOf":[{"type":"null"},{"type":"integer"}]}}]}"#,
+            ),
+        );
+        parameters(
+            r#"{"servers":{"type":"array","required":true,"items":{"type":"object","additionalProperties":false,"properties":{"host":{"type":"string","required":true},"port":{"type":"integer"}}}}}"#,
+            Ok(
+                r#"{"type":"object","properties":{"servers":{"type":"array","items":{"type":"object","properties":{"host":{"type":"string"},"port":{"type":"integer"}},"required":["host"],"additionalProperties":false}}},"required":["servers"]}"#,
+            ),
+        );
+    }
+
+    #[test]
+    fn rejects_everything_else_with_its_path() {
+        parameters(
+            "[]",
+            Err("parameters: expected a record of parameter schemas"),
+        );
+        parameters(
+            r#"{"x":"string"}"#,
+            Err("parameters.x: expected a schema object"),
+        );
+        parameters(
+            r#"{"a":{"type":"string","required":"yes"}}"#,
+            Err("parameters.a: required must be true or false"),
+        );
+        parameters(
+            r#"{"config":{"type":"object","additionalProperties":false,"properties":{"host":{"type":"string","minLength":1}}}}"#,
+            Err(r#"parameters.config.properties.host: unknown key "minLength""#),
+        );
+        parameters(
+            r#"{"a":{"type":"string"},"b":{"type":"strin"},"c":{"type":"nope"}}"#,
+            Err(r#"parameters.b: unknown type "strin""#),
+        );
+        value("true", Err("output: expected a schema object"));
+        value("{}", Err(r#"output: missing "type" or "oneOf""#));
+        value(
+            r#"{"type":"string","oneOf":[{"type":"null"}]}"#,
+            Err(r#"output: "type" and "oneOf" cannot be combined"#),
+        );
+        value(r#"{"type":"text"}"#, Err(r#"output: unknown type "text""#));
+        value(
+            r#"{"type":["string","null"]}"#,
+            Err("output: type must be a string"),
+        );
+        value(
+            r#"{"type":"string","required":true}"#,
+            Err("output: required is only allowed on a property"),
+        );
+        value(
+            r#"{"type":"array","items":{"type":"string","required":true}}"#,
+            Err("output.items: required is only allowed on a property"),
+        );
+        value(
+            r#"{"oneOf":[{"type":"string","required":false}]}"#,
+            Err("output.oneOf[0]: required is only allowed on a property"),
+        );
+        value(
+            r#"{"type":"array","enum":[[]]}"#,
+            Err(r#"output: unknown key "enum""#),
+        );
+        value(
+            r#"{"type":"string","items":{"type":"string"}}"#,
+            Err(r#"output: unknown key "items""#),
+        );
+        value(
+            r#"{"type":"json","properties":{}}"#,
+            Err(r#"output: unknown key "properties""#),
+        );
+        value(
+            r#"{"type":"object","additionalProperties":false,"required":["a"]}"#,
+            Err(
+                "output: mark each required property with required: true instead of a required array",
+            ),
+        );
+        value(
+            r#"{"oneOf":[{"type":"null"}],"default":null}"#,
+            Err(r#"output: unknown key "default""#),
+        );
+        value(
+            r#"{"type":"string","title":1}"#,
+            Err("output: title must be a string"),
+        );
+        value(
+            r#"{"oneOf":[{"type":"null"}],"description":null}"#,
+            Err("output: description must be a string"),
+        );
+        value(
+            r#"{"type":"string","enum":[]}"#,
+            Err("output: enum must be a non-empty array"),
+        );
+        value(
+            r#"{"type":"string","enum":"red"}"#,
+            Err("output: enum must be a non-empty array"),
+        );
+        value(
+            r#"{"type":"string","enum":["a","b","c",3]}"#,
+            Err("output: enum member 3 is not a string"),
+        );
+        value(
+            r#"{"type":"number","enum":[1,"2"]}"#,
+            Err("output: enum member 1 is not a number"),
+        );
+        value(
+            r#"{"type":"integer","enum":[1,1.5]}"#,
+            Err("output: enum member 1 is not an integer"),
+        );
+        value(
+            r#"{"type":"boolean","enum":[0]}"#,
+            Err("output: enum member 0 is not a boolean"),
+        );
+        value(
+            r#"{"type":"null","enum":[false]}"#,
+            Err("output: enum member 0 is not null"),
+        );
+        value(
+            r#"{"type":"number","const":"1"}"#,
+            Err("output: const is not a number"),
+        );
+        value(
+            r#"{"type":"string","enum":["a"],"const":"a"}"#,
+            Err("output: enum and const cannot be combined"),
+        );
+        value(
+            r#"{"type":"integer","enum":[1,9007199254740993]}"#,
+            Err(
+                "output.enum[1]: not lossless JSON: 9007199254740993 does not survive a round trip as a double",
+            ),
+        );
+        value(
+            r#"{"type":"number","const":-0.0}"#,
+            Err(
+                "output.const: not lossless JSON: -0.0 is negative zero, which JSON.stringify writes as 0",
+            ),
+        );
+        value(
+            r#"{"type":"object"}"#,
+            Err("output: object needs additionalProperties: true or false"),
+        );
+        value(
+            r#"{"type":"object","additionalProperties":"no"}"#,
+            Err("output: object needs additionalProperties: true or false"),
+        );
+        value(
+            r#"{"type":"object","additionalProperties":true,"properties":[]}"#,
+            Err("output: properties must be a record of property schemas"),
+        );
+        value(
+            r#"{"type":"array","items":[{"type":"string"}]}"#,
+            Err("output.items: expected a schema object"),
+        );
+        value(
+            r#"{"oneOf":[]}"#,
+            Err("output: oneOf must be a non-empty array of schemas"),
+        );
+        value(
+            r#"{"oneOf":{"type":"string"}}"#,
+            Err("output: oneOf must be a non-empty array of schemas"),
+        );
+        value(
+            r#"{"oneOf":[{"type":"string"},{"type":"object","properties":{"a":{"type":"nil"}},"additionalProperties":true}]}"#,
+            Err(r#"output.oneOf[1].properties.a: unknown type "nil""#),
+        );
+    }
+
+    /// Nests `depth` levels of `wrap` around `leaf` without recursion.
+    fn nest(depth: usize, leaf: Value, wrap: impl Fn(Value) -> Value) -> Value {
+        (0..depth).fold(leaf, |inner, _| wrap(inner))
+    }
+
+    fn object(members: Vec<(&str, Value)>) -> Value {
+        Value::Object(
+            members
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn compiles_deep_specs_without_recursion() {
+        let depth = 10_000;
+        let leaf = object(vec![("type", Value::from("string"))]);
+        let spec = nest(depth, leaf, |inner| {
+            object(vec![
+                ("type", Value::from("object")),
+                ("additionalProperties", Value::Bool(false)),
+                (
+                    "properties",
+                    object(vec![(
+                        "k",
+                        object(vec![("oneOf", Value::Array(vec![inner]))]),
+                    )]),
+                ),
+            ])
+        });
+        let compiled = compile_value(&spec, "output").unwrap();
+        assert_eq!(check_supported(&compiled, "compiled"), Ok(()));
+        let validator = Validator::new(&compiled, "compiled").unwrap();
+        let valid = nest(depth, Value::from("x"), |inner| object(vec![("k", inner)]));
+        let invalid = nest(depth, Value::from(1), |inner| object(vec![("k", inner)]));
+        assert_eq!(
+            (
+                validator.validate(&valid, PathRoot::Value),
+                validator.is_valid(&invalid)
+            ),
+            (Vec::new(), false)
+        );
+        let mut levels = 0;
+        let mut cursor = &compiled;
+        while let Some(inner) = cursor.pointer("/properties/k/oneOf/0") {
+            levels += 1;
+            cursor = inner;
+        }
+        assert_eq!(
+            (levels, render_compact(cursor)),
+            (depth, r#"{"type":"string"}"#.to_owned())
+        );
+        let broken = nest(
+            depth,
+            object(vec![("type", Value::from("strng"))]),
+            |inner| object(vec![("type", Value::from("array")), ("items", inner)]),
+        );
+        let error = compile_value(&broken, "output").unwrap_err();
+        assert_eq!(
+            (
+                error.path.len(),
+                error.path.ends_with(".items.items"),
+                error.message
+            ),
+            (
+                "output".len() + depth * ".items".len(),
+                true,
+                r#"unknown type "strng""#.to_owned()
+            )
+        );
+        drop_deep(compiled);
+        drop_deep(spec);
+        drop_deep(valid);
+        drop_deep(invalid);
+        drop_deep(broken);
+    }
+}

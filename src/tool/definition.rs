@@ -1,0 +1,310 @@
+//! A tool definition: schemas, output declaration, policy metadata and the body that runs it.
+
+use super::{ContentBlock, ToolError, ToolExecution, ToolExecutionResult, ToolRunContext};
+use crate::registry::RegistryError;
+use crate::schema::{self, Validator};
+use futures::future::BoxFuture;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// What a body returns: the canonical value, optionally with its own content and metadata.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BodyOutput {
+    /// Canonical JSON value (validated against the output declaration).
+    pub value: Value,
+    /// Content to use instead of rendering the value.
+    pub content: Option<Vec<ContentBlock>>,
+    /// Presentation metadata.
+    pub meta: Option<Value>,
+}
+
+impl From<Value> for BodyOutput {
+    fn from(value: Value) -> Self {
+        BodyOutput {
+            value,
+            content: None,
+            meta: None,
+        }
+    }
+}
+
+/// Runs a call. Bodies observe `ctx.signal` and settle only after their own work stops.
+pub trait ToolBody: Send + Sync + 'static {
+    /// Runs one call with frozen, validated arguments.
+    fn call(&self, ctx: ToolRunContext) -> BoxFuture<'static, Result<BodyOutput, ToolError>>;
+}
+
+impl<F, Fut> ToolBody for F
+where
+    F: Fn(ToolRunContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<BodyOutput, ToolError>> + Send + 'static,
+{
+    fn call(&self, ctx: ToolRunContext) -> BoxFuture<'static, Result<BodyOutput, ToolError>> {
+        Box::pin(self(ctx))
+    }
+}
+
+/// Decides per call whether a call may overlap others (`true` exactly means parallel).
+pub trait Classifier: Send + Sync + 'static {
+    /// Classifies one call's (softly validated) arguments.
+    fn classify(&self, registration: &str, arguments: &Value) -> BoxFuture<'static, bool>;
+}
+
+/// Renders a canonical value into model-facing content (for `render: "client"` and custom
+/// renderers). A failure becomes a normalized error result.
+pub trait Renderer: Send + Sync + 'static {
+    /// Renders `value` for `execution`.
+    fn render(
+        &self,
+        execution: &ToolExecution,
+        registration: &str,
+        value: &Value,
+    ) -> BoxFuture<'static, Result<Vec<ContentBlock>, ToolError>>;
+}
+
+/// Replaces final content once every outcome is normalized. Synchronous and total.
+pub type FinalizeContent =
+    Arc<dyn Fn(&ToolExecution, &ToolExecutionResult) -> Option<Vec<ContentBlock>> + Send + Sync>;
+
+/// Whether calls may overlap.
+#[derive(Clone, Default)]
+pub enum Concurrency {
+    /// Always exclusive (the default).
+    #[default]
+    Exclusive,
+    /// Always parallel.
+    Parallel,
+    /// Asked per call.
+    Classified(Arc<dyn Classifier>),
+}
+
+/// How a value becomes content.
+#[derive(Clone, Default)]
+pub enum Render {
+    /// Strings raw, other JSON pretty (indentation capped at ten characters).
+    #[default]
+    Default,
+    /// A custom or client renderer.
+    Custom(Arc<dyn Renderer>),
+}
+
+/// How arguments are checked.
+#[derive(Clone)]
+pub enum InputSchema {
+    /// Compiled from the DSL: the host validates arguments (`INVALID_ARGS`).
+    Validated {
+        /// The compiled JSON Schema.
+        json_schema: Value,
+        /// Its validator.
+        validator: Arc<Validator>,
+    },
+    /// Raw JSON Schema: the tool owns input validation.
+    Raw(Value),
+}
+
+impl InputSchema {
+    /// The JSON Schema the model sees.
+    pub fn json_schema(&self) -> &Value {
+        match self {
+            InputSchema::Validated { json_schema, .. } | InputSchema::Raw(json_schema) => {
+                json_schema
+            }
+        }
+    }
+}
+
+/// The mandatory canonical output declaration.
+#[derive(Clone)]
+pub struct OutputDeclaration {
+    /// JSON Schema (enforced subset).
+    pub json_schema: Value,
+    /// Its validator.
+    pub validator: Arc<Validator>,
+    /// Rendering.
+    pub render: Render,
+}
+
+/// A registered tool's definition. Build one with [`ToolDefinition::builder`].
+#[derive(Clone)]
+pub struct ToolDefinition {
+    /// Name (unique in its layer).
+    pub name: Arc<str>,
+    /// Model-facing description.
+    pub description: String,
+    /// Argument schema.
+    pub input: InputSchema,
+    /// Output declaration.
+    pub output: OutputDeclaration,
+    /// Cooperative deadline (enforced by `pipeline.timeout`).
+    pub timeout_ms: Option<u64>,
+    /// Overlap classification.
+    pub concurrency: Concurrency,
+    /// The retry policy may repeat it.
+    pub idempotent: bool,
+    /// The body.
+    pub body: Arc<dyn ToolBody>,
+    /// Last content-only invariant.
+    pub finalize_content: Option<FinalizeContent>,
+}
+
+impl std::fmt::Debug for ToolDefinition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolDefinition")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolDefinition {
+    /// Starts a definition.
+    pub fn builder(name: impl Into<Arc<str>>) -> ToolDefinitionBuilder {
+        ToolDefinitionBuilder {
+            name: name.into(),
+            description: String::new(),
+            input: None,
+            output: None,
+            timeout_ms: None,
+            concurrency: Concurrency::Exclusive,
+            idempotent: false,
+            render: Render::Default,
+            finalize_content: None,
+        }
+    }
+}
+
+/// Builder of [`ToolDefinition`]; every schema is compiled and checked in `body`.
+pub struct ToolDefinitionBuilder {
+    name: Arc<str>,
+    description: String,
+    input: Option<Result<InputSchema, RegistryError>>,
+    output: Option<Result<(Value, Validator), RegistryError>>,
+    timeout_ms: Option<Value>,
+    concurrency: Concurrency,
+    idempotent: bool,
+    render: Render,
+    finalize_content: Option<FinalizeContent>,
+}
+
+impl ToolDefinitionBuilder {
+    /// Model-facing description.
+    pub fn description(mut self, text: impl Into<String>) -> Self {
+        self.description = text.into();
+        self
+    }
+
+    /// DSL parameters (`ParameterSchemaSpec`): the host validates arguments.
+    pub fn parameters(mut self, spec: Value) -> Self {
+        self.input = Some(compile_parameters(&spec));
+        self
+    }
+
+    /// Raw input JSON Schema: the tool validates its own arguments.
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.input = Some(Ok(InputSchema::Raw(schema)));
+        self
+    }
+
+    /// DSL output (`ValueSchemaSpec`).
+    pub fn output(mut self, spec: Value) -> Self {
+        self.output = Some(
+            schema::compile_value(&spec, "output.schema")
+                .map_err(|e| RegistryError::UnsupportedSchema(e.to_string()))
+                .and_then(|json| compile_output(json, "output.schema")),
+        );
+        self
+    }
+
+    /// Raw output JSON Schema in the enforced subset.
+    pub fn output_json_schema(mut self, schema: Value) -> Self {
+        self.output = Some(compile_output(schema, "output.jsonSchema"));
+        self
+    }
+
+    /// Cooperative deadline in ms (positive and finite).
+    pub fn timeout_ms(mut self, ms: Value) -> Self {
+        self.timeout_ms = Some(ms);
+        self
+    }
+
+    /// Overlap classification.
+    pub fn concurrency(mut self, concurrency: Concurrency) -> Self {
+        self.concurrency = concurrency;
+        self
+    }
+
+    /// Marks the tool safe to retry.
+    pub fn idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotent = idempotent;
+        self
+    }
+
+    /// Custom rendering.
+    pub fn render(mut self, render: Render) -> Self {
+        self.render = render;
+        self
+    }
+
+    /// Final content-only invariant.
+    pub fn finalize_content(mut self, finalize: FinalizeContent) -> Self {
+        self.finalize_content = Some(finalize);
+        self
+    }
+
+    /// Finishes the definition with its body; fails like registration would.
+    pub fn body(self, body: impl ToolBody) -> Result<ToolDefinition, RegistryError> {
+        self.body_arc(Arc::new(body))
+    }
+
+    /// Finishes the definition with a shared body.
+    pub fn body_arc(self, body: Arc<dyn ToolBody>) -> Result<ToolDefinition, RegistryError> {
+        let input = self
+            .input
+            .unwrap_or_else(|| compile_parameters(&Value::Object(Default::default())))?;
+        let (json_schema, validator) = self.output.ok_or(RegistryError::MissingOutput)??;
+        let timeout_ms = self
+            .timeout_ms
+            .map(|ms| positive_finite_ms(&ms))
+            .transpose()?;
+        Ok(ToolDefinition {
+            name: self.name,
+            description: self.description,
+            input,
+            output: OutputDeclaration {
+                json_schema,
+                validator: Arc::new(validator),
+                render: self.render,
+            },
+            timeout_ms,
+            concurrency: self.concurrency,
+            idempotent: self.idempotent,
+            body,
+            finalize_content: self.finalize_content,
+        })
+    }
+}
+
+fn compile_parameters(spec: &Value) -> Result<InputSchema, RegistryError> {
+    let unsupported = |e: schema::SchemaError| RegistryError::UnsupportedSchema(e.to_string());
+    let json_schema = schema::compile_parameters(spec, "parameters").map_err(unsupported)?;
+    let validator = Validator::new(&json_schema, "parameters").map_err(unsupported)?;
+    Ok(InputSchema::Validated {
+        json_schema,
+        validator: Arc::new(validator),
+    })
+}
+
+fn compile_output(json_schema: Value, field: &str) -> Result<(Value, Validator), RegistryError> {
+    let validator = Validator::new(&json_schema, field)
+        .map_err(|e| RegistryError::UnsupportedSchema(e.to_string()))?;
+    Ok((json_schema, validator))
+}
+
+/// `timeoutMs` must be a positive, finite number of milliseconds.
+fn positive_finite_ms(ms: &Value) -> Result<u64, RegistryError> {
+    let invalid = || RegistryError::InvalidTimeout(crate::json::render_compact(ms));
+    let number = ms
+        .as_f64()
+        .filter(|n| n.is_finite() && *n > 0.0)
+        .ok_or_else(invalid)?;
+    Ok(number.ceil() as u64)
+}

@@ -1,0 +1,9 @@
+//! Bytes on stdio: framing, the single writer task, and the peer table of host→client
+//! requests. Knows nothing of tools.
+
+pub mod framing;
+mod outbox;
+mod peer;
+
+pub use outbox::{Outbox, spawn_writer};
+pub use peer::{Peer, PeerError};

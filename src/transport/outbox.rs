@@ -1,0 +1,106 @@
+//! The one writer task: every response, notification and host→client request leaves through
+//! it, framed like the input. Queued bytes are counted so the reader can apply backpressure
+//! when the client stops reading.
+
+use super::framing::{Framing, encode_frame};
+use parking_lot::Mutex;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::{Notify, mpsc};
+
+/// Write side of a connection. Cheap to clone.
+#[derive(Clone)]
+pub struct Outbox {
+    sender: mpsc::UnboundedSender<Vec<u8>>,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    framing: Mutex<Framing>,
+    queued_bytes: AtomicUsize,
+    drained: Notify,
+}
+
+impl Outbox {
+    /// Queues one compact JSON message. Returns `false` once the writer is gone.
+    pub fn send(&self, payload: Vec<u8>) -> bool {
+        self.shared
+            .queued_bytes
+            .fetch_add(payload.len(), Ordering::Relaxed);
+        self.sender.send(payload).is_ok()
+    }
+
+    /// Serializes and queues a notification.
+    pub fn notify(&self, method: &str, params: &impl serde::Serialize) -> bool {
+        let message = serde_json::json!({ "jsonrpc": "2.0", "method": method, "params": params });
+        self.send(message.to_string().into_bytes())
+    }
+
+    /// Sets the framing once the reader decided it (`--framing auto`).
+    pub fn set_framing(&self, framing: Framing) {
+        *self.shared.framing.lock() = framing;
+    }
+
+    /// Bytes queued and not yet written.
+    pub fn queued_bytes(&self) -> usize {
+        self.shared.queued_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Waits until fewer than `limit` bytes are queued.
+    pub async fn wait_below(&self, limit: usize) {
+        loop {
+            let drained = self.shared.drained.notified();
+            if self.queued_bytes() < limit || self.sender.is_closed() {
+                return;
+            }
+            drained.await;
+        }
+    }
+}
+
+/// Starts the writer task; it ends when every [`Outbox`] clone is dropped and the queue is
+/// written, or when the output fails (the client went away).
+pub fn spawn_writer<W>(output: W, framing: Framing) -> (Outbox, tokio::task::JoinHandle<()>)
+where
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (sender, receiver) = mpsc::unbounded_channel();
+    let shared = Arc::new(Shared {
+        framing: Mutex::new(framing),
+        queued_bytes: AtomicUsize::new(0),
+        drained: Notify::new(),
+    });
+    let task = tokio::spawn(write_loop(receiver, output, shared.clone()));
+    (Outbox { sender, shared }, task)
+}
+
+/// Coalesces whatever is queued into one write, so a busy connection makes few syscalls.
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut receiver: mpsc::UnboundedReceiver<Vec<u8>>,
+    mut output: W,
+    shared: Arc<Shared>,
+) {
+    const COALESCE_LIMIT: usize = 1 << 20;
+    let mut buffer = Vec::with_capacity(64 * 1024);
+    while let Some(first) = receiver.recv().await {
+        buffer.clear();
+        let framing = *shared.framing.lock();
+        let mut written = first.len();
+        encode_frame(framing, &first, &mut buffer);
+        while buffer.len() < COALESCE_LIMIT {
+            let Ok(next) = receiver.try_recv() else { break };
+            written += next.len();
+            encode_frame(framing, &next, &mut buffer);
+        }
+        let failed = output.write_all(&buffer).await.is_err() || output.flush().await.is_err();
+        shared.queued_bytes.fetch_sub(written, Ordering::Relaxed);
+        shared.drained.notify_waiters();
+        if failed {
+            tracing::warn!("stdout closed; dropping further output");
+            receiver.close();
+            shared.queued_bytes.store(0, Ordering::Relaxed);
+            return;
+        }
+    }
+}
