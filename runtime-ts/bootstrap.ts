@@ -1,0 +1,576 @@
+// bootstrap.ts: evaluated once in every fresh isolate before it waits for its one program.
+//
+// It builds what model programs see (`tools`, `ToolCallError`, `console`, run-scoped
+// `setTimeout`/`clearTimeout`), captures the few dsh ops it needs in closures, removes every
+// engine internal from the global object, and evaluates to the pair [harness, settle] the
+// host keeps: harness runs the compiled program, settle completes tasks (binding calls,
+// timers) the host finished later. It is written in the common subset of TypeScript and
+// JavaScript (no type syntax) so that type stripping leaves it byte-identical; the shapes it
+// gives programs are declared in `globals.d.ts`.
+//
+// Everything used while a program runs is captured here, before any program code exists,
+// so a program that patches built-in prototypes cannot redirect the bridge.
+"use strict";
+
+((global) => {
+  // ---- captured intrinsics ------------------------------------------------------------
+  const ReflectApply = Reflect.apply;
+  const ReflectOwnKeys = Reflect.ownKeys;
+  const ReflectGetPrototypeOf = Reflect.getPrototypeOf;
+  const ReflectDeleteProperty = Reflect.deleteProperty;
+  const ObjectDefineProperty = Object.defineProperty;
+  const ObjectGetOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+  const ObjectSetPrototypeOf = Object.setPrototypeOf;
+  const ObjectFreeze = Object.freeze;
+  const ObjectHasOwn = Object.hasOwn;
+  const ObjectIs = Object.is;
+  const ObjectPrototype = Object.prototype;
+  const ObjectPrototypeToString = Object.prototype.toString;
+  const ArrayIsArray = Array.isArray;
+  const ArrayPrototype = Array.prototype;
+  const JSONStringify = JSON.stringify;
+  const JSONParse = JSON.parse;
+  const NumberIsFinite = Number.isFinite;
+  const MathMin = Math.min;
+  const MathTrunc = Math.trunc;
+  const StringCtor = String;
+  const StringPrototypeSlice = String.prototype.slice;
+  const StringPrototypeIndexOf = String.prototype.indexOf;
+  const StringPrototypeStartsWith = String.prototype.startsWith;
+  const StringPrototypeIsWellFormed = String.prototype.isWellFormed;
+  const RegExpPrototypeExec = RegExp.prototype.exec;
+  const ErrorCtor = Error;
+  const ErrorIsError = typeof Error.isError === "function" ? Error.isError : null;
+  const TypeErrorCtor = TypeError;
+  const ProxyCtor = Proxy;
+
+  const PromiseCtor = Promise;
+  const PromiseReject = Promise.reject;
+
+  // All five are synchronous ops: nothing of deno_core's async-op JavaScript is on the path.
+  const ops = global.Deno.core.ops;
+  const opCall = ops.op_dsh_call;
+  const opLog = ops.op_dsh_log;
+  const opTimer = ops.op_dsh_timer;
+  const opCancelTimer = ops.op_dsh_cancel_timer;
+  const opExoticKind = ops.op_dsh_exotic_kind;
+
+  /** A fresh array that never consults Array.prototype, even for index writes. */
+  const bareArray = () => ObjectSetPrototypeOf([], null);
+
+  const isError = (value) => {
+    if (ErrorIsError !== null) return ReflectApply(ErrorIsError, ErrorCtor, [value]);
+    return value instanceof ErrorCtor;
+  };
+
+  // ---- tasks the host completes later ---------------------------------------------------
+
+  // Task id -> what to do with its reply; filled by bindings and timers, drained by `settle`.
+  const waiting = { __proto__: null };
+
+  const waitFor = (id) =>
+    new PromiseCtor((resolve) => {
+      waiting[id] = resolve;
+    });
+
+  /** Called by the host's driver when task `id` finished. */
+  const settle = (id, reply) => {
+    const onDone = waiting[id];
+    if (onDone === undefined) return;
+    ReflectDeleteProperty(waiting, id);
+    onDone(reply);
+  };
+
+  // ---- lossless JSON snapshot ----------------------------------------------------------
+  // Serializes plain data (null, booleans, finite non-negative-zero numbers, well-formed
+  // strings, real arrays without holes, plain objects with Object.prototype or null prototype
+  // and only enumerable string-keyed data properties) and names the first thing that is not.
+
+  const MAX_DEPTH = 100;
+  // Indexed by op_dsh_exotic_kind's answer (0 = ordinary object).
+  const EXOTIC_KINDS = ObjectFreeze([
+    "",
+    "Proxy",
+    "Map",
+    "Set",
+    "WeakMap",
+    "WeakSet",
+    "Date",
+    "RegExp",
+    "Promise",
+    "ArrayBuffer",
+    "typed array or DataView",
+    "boxed primitive",
+    "Error",
+    "arguments object",
+    "generator object",
+    "iterator",
+    "module namespace",
+  ]);
+  const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+  const keyPath = (path, key) =>
+    ReflectApply(RegExpPrototypeExec, IDENTIFIER, [key]) !== null
+      ? path + "." + key
+      : path + "[" + JSONStringify(key) + "]";
+
+  /** The tag of a non-plain object, for the rejection message. */
+  const describeObject = (value) => {
+    const proto = ReflectGetPrototypeOf(value);
+    if (proto !== null && typeof proto === "object") {
+      const ctor = ObjectGetOwnPropertyDescriptor(proto, "constructor");
+      if (ctor !== undefined && ObjectHasOwn(ctor, "value") && typeof ctor.value === "function") {
+        const name = ObjectGetOwnPropertyDescriptor(ctor.value, "name");
+        if (name !== undefined && typeof name.value === "string" && name.value !== "") {
+          return name.value + " instance";
+        }
+      }
+    }
+    return "object with a custom prototype";
+  };
+
+  /**
+   * Returns `{ json }` or `{ error }`; never throws for any input (engine termination aside).
+   * `ancestors` is the chain of containers being serialized, for cycle detection.
+   */
+  const snapshot = (root, rootPath) => {
+    const ancestors = bareArray();
+    let error;
+    const visit = (value, path, depth) => {
+      switch (typeof value) {
+        case "string":
+          if (!ReflectApply(StringPrototypeIsWellFormed, value, [])) {
+            error = path + " is a string with a lone surrogate";
+            return undefined;
+          }
+          return JSONStringify(value);
+        case "number":
+          if (!NumberIsFinite(value)) {
+            error = path + " is " + StringCtor(value);
+            return undefined;
+          }
+          if (ObjectIs(value, -0)) {
+            error = path + " is -0";
+            return undefined;
+          }
+          return "" + value;
+        case "boolean":
+          return value ? "true" : "false";
+        case "undefined":
+          error = path + " is undefined";
+          return undefined;
+        case "bigint":
+          error = path + " is a BigInt";
+          return undefined;
+        case "symbol":
+          error = path + " is a symbol";
+          return undefined;
+        case "function":
+          error = path + " is a function";
+          return undefined;
+        default:
+          break;
+      }
+      if (value === null) return "null";
+      const kind = opExoticKind(value);
+      if (kind !== 0) {
+        error = path + " is a " + (EXOTIC_KINDS[kind] || "exotic object") + ", not plain JSON data";
+        return undefined;
+      }
+      for (let i = 0; i < ancestors.length; i++) {
+        if (ancestors[i] === value) {
+          error = path + " is circular";
+          return undefined;
+        }
+      }
+      if (depth >= MAX_DEPTH) {
+        error = path + " nests deeper than " + MAX_DEPTH + " levels";
+        return undefined;
+      }
+      const isArray = ArrayIsArray(value);
+      const proto = ReflectGetPrototypeOf(value);
+      if (isArray ? proto !== ArrayPrototype : proto !== ObjectPrototype && proto !== null) {
+        error = path + " is a " + describeObject(value) + ", not a plain object or array";
+        return undefined;
+      }
+      const keys = ReflectOwnKeys(value);
+      ancestors[depth] = value;
+      let out;
+      if (isArray) {
+        const length = value.length;
+        out = "[";
+        for (let i = 0; i < length; i++) {
+          const descriptor = ObjectGetOwnPropertyDescriptor(value, i);
+          if (descriptor === undefined) {
+            error = path + "[" + i + "] is a hole in a sparse array";
+            return undefined;
+          }
+          if (!ObjectHasOwn(descriptor, "value")) {
+            error = path + "[" + i + "] is an accessor property";
+            return undefined;
+          }
+          const item = visit(descriptor.value, path + "[" + i + "]", depth + 1);
+          if (item === undefined) return undefined;
+          out += i === 0 ? item : "," + item;
+        }
+        if (keys.length !== length + 1) {
+          for (let i = 0; i < keys.length; i++) {
+            const key = keys[i];
+            if (typeof key === "symbol") {
+              error = path + " has a symbol-keyed property";
+              return undefined;
+            }
+            if (key !== "length" && !(key === "" + (+key >>> 0) && +key < length)) {
+              error = path + " has a non-index property " + JSONStringify(key);
+              return undefined;
+            }
+          }
+        }
+        out += "]";
+      } else {
+        out = "{";
+        for (let i = 0; i < keys.length; i++) {
+          const key = keys[i];
+          if (typeof key === "symbol") {
+            error = path + " has a symbol-keyed property";
+            return undefined;
+          }
+          const descriptor = ObjectGetOwnPropertyDescriptor(value, key);
+          const childPath = keyPath(path, key);
+          if (!ObjectHasOwn(descriptor, "value")) {
+            error = childPath + " is an accessor property";
+            return undefined;
+          }
+          if (!descriptor.enumerable) {
+            error = childPath + " is not enumerable";
+            return undefined;
+          }
+          const item = visit(descriptor.value, childPath, depth + 1);
+          if (item === undefined) return undefined;
+          out += (i === 0 ? "" : ",") + JSONStringify(key) + ":" + item;
+        }
+        out += "}";
+      }
+      ancestors.length = depth;
+      return out;
+    };
+    try {
+      const json = visit(root, rootPath, 0);
+      return json === undefined ? { __proto__: null, error } : { __proto__: null, json };
+    } catch (thrown) {
+      // Only engine limits (stack, memory) can throw here; report them as this call's failure.
+      return { __proto__: null, error: rootPath + " could not be read (" + safeString(thrown) + ")" };
+    }
+  };
+
+  // ---- describing values ---------------------------------------------------------------
+
+  /** String(value) that never throws. */
+  const safeString = (value) => {
+    try {
+      return StringCtor(value);
+    } catch {
+      try {
+        return ReflectApply(ObjectPrototypeToString, value, []);
+      } catch {
+        return "[unprintable value]";
+      }
+    }
+  };
+
+  /** Reads a property without letting a throwing getter escape. */
+  const safeGet = (object, key) => {
+    try {
+      return object[key];
+    } catch {
+      return undefined;
+    }
+  };
+
+  /** `name: message`, as Error.prototype.toString joins them. */
+  const errorHeader = (error) => {
+    const rawName = safeGet(error, "name");
+    const rawMessage = safeGet(error, "message");
+    const name = rawName === undefined ? "Error" : safeString(rawName);
+    const message = rawMessage === undefined ? "" : safeString(rawMessage);
+    if (name === "") return message;
+    if (message === "") return name;
+    return name + ": " + message;
+  };
+
+  // The program is compiled as `(async function () {\n<program>\n})` named program.ts, so
+  // engine line numbers are one more than the model's own.
+  const PROGRAM_LINE_OFFSET = 1;
+  const FRAME_IN_PARENS = /\(program\.ts:(\d+):(\d+)\)$/;
+  const FRAME_BARE = /^\s*at (?:async )?program\.ts:(\d+):(\d+)$/;
+
+  /** ` at program.ts:<line>:<column>` for the innermost program frame of an error, or "". */
+  const programPosition = (error, header) => {
+    const stack = safeGet(error, "stack");
+    if (typeof stack !== "string") return "";
+    let rest = ReflectApply(StringPrototypeStartsWith, stack, [header])
+      ? ReflectApply(StringPrototypeSlice, stack, [header.length])
+      : stack;
+    while (rest !== "") {
+      const newline = ReflectApply(StringPrototypeIndexOf, rest, ["\n"]);
+      const line = newline === -1 ? rest : ReflectApply(StringPrototypeSlice, rest, [0, newline]);
+      rest = newline === -1 ? "" : ReflectApply(StringPrototypeSlice, rest, [newline + 1]);
+      const match =
+        ReflectApply(RegExpPrototypeExec, FRAME_IN_PARENS, [line]) ||
+        ReflectApply(RegExpPrototypeExec, FRAME_BARE, [line]);
+      if (match !== null) {
+        const lineNumber = +match[1] - PROGRAM_LINE_OFFSET;
+        if (lineNumber >= 1) return " at program.ts:" + lineNumber + ":" + match[2];
+      }
+    }
+    return "";
+  };
+
+  /** The failure message of a value the program threw. */
+  const describeThrown = (thrown) => {
+    if (thrown !== null && (typeof thrown === "object" || typeof thrown === "function") && isError(thrown)) {
+      const header = errorHeader(thrown);
+      if (thrown instanceof ToolCallError) return header;
+      return header + programPosition(thrown, header);
+    }
+    return safeString(thrown);
+  };
+
+  // ---- ToolCallError -------------------------------------------------------------------
+
+  class ToolCallError extends ErrorCtor {
+    constructor(toolName, message) {
+      super(message);
+      ObjectDefineProperty(this, "toolName", {
+        __proto__: null,
+        value: StringCtor(toolName),
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
+    }
+  }
+  ObjectDefineProperty(ToolCallError.prototype, "name", {
+    __proto__: null,
+    value: "ToolCallError",
+    writable: true,
+    enumerable: false,
+    configurable: true,
+  });
+
+  // ---- tools ---------------------------------------------------------------------------
+
+  const LOSSY = "arguments must be lossless JSON: ";
+
+  const makeBinding = (name) => {
+    const binding = async function (...args) {
+      let json;
+      if (args.length === 0) {
+        json = "{}";
+      } else if (args.length > 1) {
+        throw new ToolCallError(name, LOSSY + "expected one argument, got " + args.length);
+      } else {
+        const snap = snapshot(args[0], "arguments");
+        if (snap.error !== undefined) throw new ToolCallError(name, LOSSY + snap.error);
+        json = snap.json;
+      }
+      // The op answers "1<json>" for a value, "0<message>" for a failure, or "p<task id>"
+      // when the host answers later.
+      let reply = opCall(name, json);
+      if (reply[0] === "p") reply = await waitFor(+ReflectApply(StringPrototypeSlice, reply, [1]));
+      const payload = ReflectApply(StringPrototypeSlice, reply, [1]);
+      if (reply[0] === "1") return JSONParse(payload);
+      throw new ToolCallError(name, payload);
+    };
+    ObjectDefineProperty(binding, "name", { __proto__: null, value: name, configurable: true });
+    return binding;
+  };
+
+  const bindings = { __proto__: null };
+  const bindingFor = (name) => {
+    const known = bindings[name];
+    if (known !== undefined) return known;
+    const created = makeBinding(name);
+    bindings[name] = created;
+    return created;
+  };
+
+  // Every string key is a binding: tools["my-tool"], tools.__proto__ and tools.constructor too.
+  const tools = new ProxyCtor(ObjectSetPrototypeOf({}, null), {
+    __proto__: null,
+    get: (_target, key) => (typeof key === "string" ? bindingFor(key) : undefined),
+    has: (_target, key) => typeof key === "string",
+    getOwnPropertyDescriptor: (_target, key) =>
+      typeof key === "string"
+        ? { __proto__: null, value: bindingFor(key), writable: false, enumerable: true, configurable: true }
+        : undefined,
+    set: () => false,
+    defineProperty: () => false,
+    deleteProperty: () => false,
+    setPrototypeOf: (_target, proto) => proto === null,
+    preventExtensions: () => false,
+  });
+
+  // ---- console -------------------------------------------------------------------------
+
+  /** The JSON of a value, tolerating cycles and BigInts. */
+  const tolerantJson = (value) => {
+    const seen = bareArray();
+    return JSONStringify(value, function (_key, item) {
+      if (typeof item === "bigint") return StringCtor(item) + "n";
+      if (item !== null && typeof item === "object") {
+        while (seen.length > 0 && seen[seen.length - 1] !== this) seen.length--;
+        for (let i = 0; i < seen.length; i++) if (seen[i] === item) return "[Circular]";
+        seen[seen.length] = item;
+      }
+      return item;
+    });
+  };
+
+  const formatValue = (value) => {
+    switch (typeof value) {
+      case "string":
+        return value;
+      case "undefined":
+        return "undefined";
+      case "function": {
+        const name = ObjectGetOwnPropertyDescriptor(value, "name");
+        const text = name !== undefined && typeof name.value === "string" ? name.value : "";
+        return text === "" ? "[Function (anonymous)]" : "[Function: " + text + "]";
+      }
+      case "object":
+        break;
+      default:
+        return safeString(value);
+    }
+    if (value === null) return "null";
+    if (isError(value)) return errorHeader(value);
+    try {
+      const json = JSONStringify(value);
+      if (typeof json === "string") return json;
+    } catch {
+      try {
+        const json = tolerantJson(value);
+        if (typeof json === "string") return json;
+      } catch {
+        // fall through to String()
+      }
+    }
+    return safeString(value);
+  };
+
+  const makeConsoleMethod = (stream, name) => {
+    const method = function (...args) {
+      let line = "";
+      for (let i = 0; i < args.length; i++) line += (i === 0 ? "" : " ") + formatValue(args[i]);
+      opLog(stream, line);
+    };
+    ObjectDefineProperty(method, "name", { __proto__: null, value: name, configurable: true });
+    return method;
+  };
+
+  // Stream numbers match LogStream on the Rust side: log, info, warn, error, debug.
+  const console = {
+    log: makeConsoleMethod(0, "log"),
+    info: makeConsoleMethod(1, "info"),
+    warn: makeConsoleMethod(2, "warn"),
+    error: makeConsoleMethod(3, "error"),
+    debug: makeConsoleMethod(4, "debug"),
+  };
+
+  // ---- run-scoped timers ---------------------------------------------------------------
+
+  const MAX_DELAY_MS = 2147483647;
+
+  const setTimeout = function (callback, delay, ...args) {
+    if (typeof callback !== "function") {
+      throw new TypeErrorCtor("setTimeout expects a function callback");
+    }
+    let ms = +delay;
+    ms = ms >= 1 ? MathMin(MathTrunc(ms), MAX_DELAY_MS) : 0;
+    const id = opTimer(ms);
+    waiting[id] = () => {
+      try {
+        ReflectApply(callback, undefined, args);
+      } catch (thrown) {
+        // An uncaught error in a timer fails the run, as an unhandled rejection does.
+        ReflectApply(PromiseReject, PromiseCtor, [thrown]);
+      }
+    };
+    return id;
+  };
+
+  const clearTimeout = function (id) {
+    if (typeof id === "number" && waiting[id] !== undefined) {
+      ReflectDeleteProperty(waiting, id);
+      opCancelTimer(id);
+    }
+  };
+
+  // ---- the global object ---------------------------------------------------------------
+
+  // What programs keep: the ECMAScript standard library (minus Atomics and SharedArrayBuffer,
+  // whose blocking wait no budget could interrupt) and a few pure engine helpers.
+  const KEEP = ObjectFreeze({
+    __proto__: null,
+    globalThis: true, Infinity: true, NaN: true, undefined: true, eval: true,
+    isFinite: true, isNaN: true, parseFloat: true, parseInt: true,
+    decodeURI: true, decodeURIComponent: true, encodeURI: true, encodeURIComponent: true,
+    escape: true, unescape: true,
+    Object: true, Function: true, Boolean: true, Symbol: true, Number: true, BigInt: true,
+    Math: true, Date: true, String: true, RegExp: true, Array: true, JSON: true,
+    Promise: true, Proxy: true, Reflect: true, Iterator: true,
+    Map: true, Set: true, WeakMap: true, WeakSet: true, WeakRef: true, FinalizationRegistry: true,
+    ArrayBuffer: true, DataView: true,
+    Int8Array: true, Uint8Array: true, Uint8ClampedArray: true, Int16Array: true,
+    Uint16Array: true, Int32Array: true, Uint32Array: true, Float16Array: true,
+    Float32Array: true, Float64Array: true, BigInt64Array: true, BigUint64Array: true,
+    Error: true, AggregateError: true, EvalError: true, RangeError: true, ReferenceError: true,
+    SyntaxError: true, TypeError: true, URIError: true, InternalError: true, SuppressedError: true,
+    DisposableStack: true, AsyncDisposableStack: true, Intl: true, atob: true, btoa: true,
+  });
+
+  const keys = ReflectOwnKeys(global);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    if (typeof key === "string" && KEEP[key] === true) continue;
+    if (!ReflectDeleteProperty(global, key)) {
+      throw new TypeErrorCtor("bootstrap could not remove global " + StringCtor(key));
+    }
+  }
+
+  const define = (name, value, writable) =>
+    ObjectDefineProperty(global, name, {
+      __proto__: null,
+      value,
+      writable,
+      enumerable: false,
+      configurable: writable,
+    });
+  define("tools", tools, false);
+  define("ToolCallError", ToolCallError, true);
+  define("console", console, true);
+  define("setTimeout", setTimeout, true);
+  define("clearTimeout", clearTimeout, true);
+
+  // ---- harness -------------------------------------------------------------------------
+
+  /**
+   * Runs the compiled program and answers one tagged string: "v<json>" (a lossless
+   * completion), "u" (undefined), "i" (a completion that is not lossless JSON) or
+   * "e<message>" (the program threw).
+   */
+  const harness = async function (program) {
+    try {
+      const value = await ReflectApply(program, undefined, []);
+      if (value === undefined) return "u";
+      const snap = snapshot(value, "value");
+      return snap.error === undefined ? "v" + snap.json : "i";
+    } catch (thrown) {
+      return "e" + describeThrown(thrown);
+    }
+  };
+
+  // The host keeps both: the harness runs the program, settle completes host tasks.
+  return [harness, settle];
+})(globalThis);

@@ -1,0 +1,161 @@
+//! The control block shared by a run's caller and its isolate thread: who stopped the run, busy-time metering, and the watchdog.
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use deno_core::v8;
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::contract::{RunLimits, RunOutcome};
+
+/// Why a run was ended from outside its program; the first one recorded wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StopReason {
+    ComputeBudget,
+    WallBudget,
+    Abort,
+    OutputLimit,
+    Shutdown,
+    /// The program settled first: later stop requests change nothing.
+    Finished,
+}
+
+/// Busy time of the isolate thread: completed stretches plus the one in progress.
+#[derive(Debug, Default)]
+struct BusyMeter {
+    spent: Duration,
+    busy_since: Option<Instant>,
+}
+
+pub(crate) struct RunControl {
+    isolate: v8::IsolateHandle,
+    reason: OnceLock<StopReason>,
+    woken: Notify,
+    meter: Mutex<BusyMeter>,
+}
+
+impl RunControl {
+    pub(crate) fn new(isolate: v8::IsolateHandle) -> Self {
+        Self {
+            isolate,
+            reason: OnceLock::new(),
+            woken: Notify::new(),
+            meter: Mutex::new(BusyMeter::default()),
+        }
+    }
+
+    /// Ends the run: terminates running JS and wakes an isolate that is waiting on the host.
+    pub(crate) fn stop(&self, reason: StopReason) {
+        if self.reason.set(reason).is_ok() {
+            self.isolate.terminate_execution();
+            self.woken.notify_one();
+        }
+    }
+
+    /// Records that the program settled and returns what actually ended the run.
+    pub(crate) fn finish(&self) -> StopReason {
+        *self.reason.get_or_init(|| StopReason::Finished)
+    }
+
+    pub(crate) fn is_stopped(&self) -> bool {
+        self.reason.get().is_some()
+    }
+
+    pub(crate) fn reason(&self) -> Option<StopReason> {
+        self.reason.get().copied()
+    }
+
+    /// Resolves once `stop` was called (immediately if it already was).
+    pub(crate) async fn stopped(&self) {
+        if self.is_stopped() {
+            return;
+        }
+        self.woken.notified().await;
+    }
+
+    /// Runs `work` on the isolate thread, counting its duration as busy time.
+    pub(crate) fn busy<T>(&self, work: impl FnOnce() -> T) -> T {
+        self.meter.lock().busy_since = Some(Instant::now());
+        let result = work();
+        let mut meter = self.meter.lock();
+        if let Some(since) = meter.busy_since.take() {
+            meter.spent += since.elapsed();
+        }
+        result
+    }
+
+    /// Busy time so far, including a stretch still in progress.
+    pub(crate) fn busy_time(&self, now: Instant) -> Duration {
+        let meter = self.meter.lock();
+        let running = meter
+            .busy_since
+            .map_or(Duration::ZERO, |since| now.saturating_duration_since(since));
+        meter.spent + running
+    }
+}
+
+/// How long a stuck isolate thread may take to answer after being stopped before the caller
+/// is answered without it.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+/// Shortest pause between compute checks, so a nearly spent budget is not polled in a spin.
+const MIN_CHECK_INTERVAL: Duration = Duration::from_millis(10);
+
+/// Everything that can end a run from outside the isolate thread.
+pub(crate) struct Watch<'a> {
+    pub(crate) control: &'a RunControl,
+    pub(crate) limits: RunLimits,
+    pub(crate) started: Instant,
+    pub(crate) abort: &'a CancellationToken,
+    pub(crate) shutdown: &'a CancellationToken,
+}
+
+impl Watch<'_> {
+    /// Waits for the isolate's answer while enforcing the compute and wall budgets, the abort
+    /// token and pool shutdown. `None` means the isolate never answered after being stopped.
+    pub(crate) async fn answer(
+        self,
+        reply: &mut tokio::sync::oneshot::Receiver<RunOutcome>,
+    ) -> Option<RunOutcome> {
+        let compute = Duration::from_millis(self.limits.compute_ms);
+        let wall_deadline = self.started + Duration::from_millis(self.limits.max_wall_ms);
+        let mut stopped_at: Option<Instant> = None;
+        loop {
+            let now = Instant::now();
+            if stopped_at.is_none() {
+                let spent = self.control.busy_time(now);
+                if spent >= compute {
+                    self.control.stop(StopReason::ComputeBudget);
+                } else if now >= wall_deadline {
+                    self.control.stop(StopReason::WallBudget);
+                }
+                if self.control.is_stopped() {
+                    stopped_at = Some(now);
+                }
+            }
+            let next_check = match stopped_at {
+                Some(at) => at + STOP_GRACE,
+                None => {
+                    let remaining = compute.saturating_sub(self.control.busy_time(now));
+                    wall_deadline.min(now + remaining.max(MIN_CHECK_INTERVAL))
+                }
+            };
+            let watching = stopped_at.is_none();
+            tokio::select! {
+                biased;
+                answer = &mut *reply => return answer.ok(),
+                () = self.abort.cancelled(), if watching => self.control.stop(StopReason::Abort),
+                () = self.shutdown.cancelled(), if watching => self.control.stop(StopReason::Shutdown),
+                () = tokio::time::sleep_until(next_check.into()) => {
+                    if stopped_at.is_some() {
+                        return None;
+                    }
+                }
+            }
+            if stopped_at.is_none() && self.control.is_stopped() {
+                stopped_at = Some(Instant::now());
+            }
+        }
+    }
+}

@@ -1,0 +1,221 @@
+//! One fresh isolate: created and bootstrapped ahead of time, then used for exactly one program.
+
+use std::future::poll_fn;
+use std::rc::Rc;
+use std::sync::{Arc, OnceLock};
+use std::task::Poll;
+
+use deno_core::{JsRuntime, PollEventLoopOptions, RuntimeOptions, v8};
+use futures::FutureExt;
+
+use super::bridge::{self, Completion, RunScope};
+use super::contract::{BindingHost, RunLimits, RunOutcome, RuntimeError};
+use super::control::RunControl;
+use super::strip;
+use super::verdict::{self, Verdict};
+
+/// The isolate-side sources, type-stripped once per process.
+const BOOTSTRAP_TS: &str = include_str!("../../runtime-ts/bootstrap.ts");
+
+/// The model's code becomes the body of this function; the bootstrap's harness subtracts the
+/// one line it adds (`PROGRAM_LINE_OFFSET`) from positions it reports.
+const PROGRAM_PREFIX: &str = "(async function () {\n";
+const PROGRAM_SUFFIX: &str = "\n})";
+/// Lines the prefix adds above the model's first line.
+pub(crate) const PROGRAM_PREFIX_LINES: i64 = {
+    let bytes = PROGRAM_PREFIX.as_bytes();
+    let mut lines = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\n' {
+            lines += 1;
+        }
+        i += 1;
+    }
+    lines
+};
+/// The script name positions in model programs are reported under.
+pub(crate) const PROGRAM_NAME: &str = "program.ts";
+
+pub(crate) fn bootstrap_source() -> Result<&'static str, RuntimeError> {
+    static STRIPPED: OnceLock<Result<String, String>> = OnceLock::new();
+    STRIPPED
+        .get_or_init(|| strip::strip_types(BOOTSTRAP_TS).map_err(|error| error.to_string()))
+        .as_deref()
+        .map_err(|message| RuntimeError::Bootstrap(message.to_owned()))
+}
+
+/// A job for one isolate: a stripped program plus what it may use.
+pub(crate) struct Job {
+    pub(crate) code: String,
+    pub(crate) limits: RunLimits,
+    pub(crate) host: Arc<dyn BindingHost>,
+    pub(crate) control: Arc<RunControl>,
+    pub(crate) max_heap_mb: u64,
+}
+
+pub(crate) struct FreshIsolate {
+    runtime: JsRuntime,
+    /// Runs a compiled program and answers a tagged string (see bootstrap.ts).
+    harness: v8::Global<v8::Function>,
+    /// Completes a task (binding call, timer) the host finished after its op returned.
+    settle: v8::Global<v8::Function>,
+}
+
+/// How the driver saw the program end.
+enum Settled {
+    Harness(Result<v8::Global<v8::Value>, Box<deno_core::error::JsError>>),
+    EventLoop(deno_core::error::CoreError),
+    NeverSettled,
+    Stopped,
+}
+
+impl FreshIsolate {
+    /// Creates the isolate and evaluates the bootstrap, keeping its harness and settle functions.
+    pub(crate) fn new(max_heap_mb: u64, bootstrap: &'static str) -> Result<Self, String> {
+        let heap_bytes = usize::try_from(max_heap_mb.saturating_mul(1024 * 1024))
+            .map_err(|_| "max_heap_mb does not fit this platform".to_owned())?;
+        let mut runtime = JsRuntime::try_new(RuntimeOptions {
+            extensions: vec![bridge::extension()],
+            create_params: Some(v8::CreateParams::default().heap_limits(0, heap_bytes)),
+            ..Default::default()
+        })
+        .map_err(|error| format!("isolate creation failed: {error}"))?;
+        let exports = runtime
+            .execute_script("dsh-runtime:bootstrap.ts", bootstrap)
+            .map_err(|error| format!("bootstrap failed: {error}"))?;
+        let (harness, settle) = {
+            deno_core::scope!(scope, &mut runtime);
+            let exports = v8::Local::new(scope, exports);
+            let exports = v8::Local::<v8::Object>::try_from(exports)
+                .map_err(|_| "bootstrap did not evaluate to [harness, settle]".to_owned())?;
+            let function = |index: u32| {
+                exports
+                    .get_index(scope, index)
+                    .and_then(|value| v8::Local::<v8::Function>::try_from(value).ok())
+                    .map(|function| v8::Global::new(scope, function))
+                    .ok_or_else(|| "bootstrap did not evaluate to [harness, settle]".to_owned())
+            };
+            (function(0)?, function(1)?)
+        };
+        Ok(Self {
+            runtime,
+            harness,
+            settle,
+        })
+    }
+
+    pub(crate) fn handle(&mut self) -> v8::IsolateHandle {
+        self.runtime.v8_isolate().thread_safe_handle()
+    }
+
+    /// Runs the job's program to its outcome; the isolate must be dropped afterwards.
+    pub(crate) async fn run(&mut self, job: Job) -> RunOutcome {
+        let Job {
+            code,
+            limits,
+            host,
+            control,
+            max_heap_mb,
+        } = job;
+        let scope = Rc::new(RunScope::new(host, control.clone(), limits.max_output_bytes));
+        self.runtime.op_state().borrow_mut().put(scope.clone());
+        let settled = if control.is_stopped() {
+            Settled::Stopped
+        } else {
+            tokio::select! {
+                biased;
+                () = control.stopped() => Settled::Stopped,
+                settled = self.execute(&code, &control, &scope) => settled,
+            }
+        };
+        let reason = control.finish();
+        let verdict = match settled {
+            Settled::Harness(Ok(answer)) => {
+                deno_core::scope!(v8_scope, &mut self.runtime);
+                let answer = v8::Local::new(v8_scope, answer);
+                Verdict::Answered(answer.to_rust_string_lossy(v8_scope))
+            }
+            Settled::Harness(Err(error)) => Verdict::Failed(error),
+            Settled::EventLoop(error) => Verdict::LoopFailed(error),
+            Settled::NeverSettled => Verdict::NeverSettled,
+            Settled::Stopped => Verdict::Stopped,
+        };
+        let terminated = self.runtime.v8_isolate().is_execution_terminating();
+        let output = scope.settle();
+        verdict::conclude(verdict, reason, terminated, output, limits, max_heap_mb)
+    }
+
+    /// Compiles the program, calls the harness with it and drives host tasks and the event
+    /// loop until the harness settles; all of it counts as busy time.
+    async fn execute(&mut self, code: &str, control: &RunControl, scope: &RunScope) -> Settled {
+        let mut source =
+            String::with_capacity(PROGRAM_PREFIX.len() + code.len() + PROGRAM_SUFFIX.len());
+        source.push_str(PROGRAM_PREFIX);
+        source.push_str(code);
+        source.push_str(PROGRAM_SUFFIX);
+        let Self {
+            runtime,
+            harness,
+            settle,
+        } = self;
+        let program = match control.busy(|| runtime.execute_script(PROGRAM_NAME, source)) {
+            Ok(program) => program,
+            Err(error) => return Settled::Harness(Err(error)),
+        };
+        let mut call = control.busy(|| runtime.call_with_args(harness, &[program]));
+        let options = PollEventLoopOptions::default();
+        poll_fn(|cx| {
+            control.busy(|| {
+                loop {
+                    if control.is_stopped() {
+                        return Poll::Ready(Settled::Stopped);
+                    }
+                    let finished = scope.poll_tasks(cx);
+                    if !finished.is_empty() {
+                        deliver(runtime, settle, finished);
+                    }
+                    if let Poll::Ready(result) = call.poll_unpin(cx) {
+                        return Poll::Ready(Settled::Harness(result));
+                    }
+                    let idle = match runtime.poll_event_loop(cx, options) {
+                        Poll::Ready(Err(error)) => return Poll::Ready(Settled::EventLoop(error)),
+                        Poll::Ready(Ok(())) => true,
+                        Poll::Pending => false,
+                    };
+                    if let Poll::Ready(result) = call.poll_unpin(cx) {
+                        return Poll::Ready(Settled::Harness(result));
+                    }
+                    if scope.has_unpolled_tasks() {
+                        continue;
+                    }
+                    if idle && !scope.has_tasks() {
+                        return Poll::Ready(Settled::NeverSettled);
+                    }
+                    return Poll::Pending;
+                }
+            })
+        })
+        .await
+    }
+}
+
+/// Hands finished tasks to the bootstrap's `settle`; the event loop's next microtask
+/// checkpoint runs what they unblocked.
+fn deliver(runtime: &mut JsRuntime, settle: &v8::Global<v8::Function>, finished: Vec<Completion>) {
+    deno_core::scope!(scope, runtime);
+    v8::tc_scope!(let scope, scope);
+    let settle = v8::Local::new(scope, settle);
+    let receiver: v8::Local<v8::Value> = v8::undefined(scope).into();
+    for (id, reply) in finished {
+        let id: v8::Local<v8::Value> = v8::Integer::new_from_unsigned(scope, id).into();
+        let reply = v8::String::new(scope, &reply)
+            .or_else(|| v8::String::new(scope, "0the tool result is too large for the isolate"));
+        let Some(reply) = reply else {
+            continue;
+        };
+        if settle.call(scope, receiver, &[id, reply.into()]).is_none() && scope.is_execution_terminating() {
+            return;
+        }
+    }
+}
