@@ -28,7 +28,8 @@ impl Edits {
     /// spans from the parser never produce) so that lookups can binary-search them.
     pub(super) fn finish(mut self, source: &str) -> Blanked {
         self.blanks.retain(|range| {
-            source.is_char_boundary(range.start as usize) && source.is_char_boundary(range.end as usize)
+            source.is_char_boundary(range.start as usize)
+                && source.is_char_boundary(range.end as usize)
         });
         self.blanks.sort_unstable_by_key(|range| range.start);
         let mut merged: Vec<Range<u32>> = Vec::with_capacity(self.blanks.len());
@@ -39,7 +40,10 @@ impl Edits {
             }
         }
         self.marks.sort_unstable();
-        Blanked { ranges: merged, marks: self.marks }
+        Blanked {
+            ranges: merged,
+            marks: self.marks,
+        }
     }
 }
 
@@ -61,13 +65,16 @@ impl Blanked {
     /// The blank ranges that overlap `from..to`, in source order.
     pub(super) fn overlapping(&self, from: u32, to: u32) -> impl Iterator<Item = Range<u32>> + '_ {
         let first = self.ranges.partition_point(|range| range.end <= from);
-        self.ranges[first..].iter().take_while(move |range| range.start < to).map(move |range| {
-            range.start.max(from)..range.end.min(to)
-        })
+        self.ranges[first..]
+            .iter()
+            .take_while(move |range| range.start < to)
+            .map(move |range| range.start.max(from)..range.end.min(to))
     }
 
     pub(super) fn add_mark(&mut self, offset: u32, byte: u8) {
-        let at = self.marks.partition_point(|&(existing, _)| existing < offset);
+        let at = self
+            .marks
+            .partition_point(|&(existing, _)| existing < offset);
         self.marks.insert(at, (offset, byte));
     }
 
@@ -87,26 +94,24 @@ impl Blanked {
             for (index, character) in source.get(start..end).unwrap_or_default().char_indices() {
                 let offset = (start + index) as u32;
                 while marks.next_if(|&&(at, _)| at < offset).is_some() {}
-                let mark = marks.next_if(|&&(at, _)| at == offset).map(|&(_, byte)| byte);
+                let mark = marks
+                    .next_if(|&&(at, _)| at == offset)
+                    .map(|&(_, byte)| byte);
                 match (mark, character) {
                     (_, '\n' | '\r' | '\u{2028}' | '\u{2029}') => out.push(character),
                     (Some(byte), _) if character.is_ascii() => out.push(char::from(byte)),
-                    _ => push_blank(&mut out, character.len_utf8()),
+                    _ => match character.len_utf8() {
+                        1 => out.push(' '),
+                        2 => out.push('\u{A0}'),
+                        3 => out.push('\u{3000}'),
+                        _ => out.push_str("\u{A0}\u{A0}"),
+                    },
                 }
             }
             kept_from = end;
         }
         out.push_str(source.get(kept_from..).unwrap_or_default());
         out
-    }
-}
-
-fn push_blank(out: &mut String, utf8_len: usize) {
-    match utf8_len {
-        1 => out.push(' '),
-        2 => out.push('\u{A0}'),
-        3 => out.push('\u{3000}'),
-        _ => out.push_str("\u{A0}\u{A0}"),
     }
 }
 

@@ -1,8 +1,8 @@
 //! Which whole statements and class members are type-only, so they are blanked entirely.
 
 use oxc::ast::ast::{
-    ClassElement, Declaration, ExportDefaultDeclarationKind, MethodDefinitionType,
-    PropertyDefinitionType, AccessorPropertyType, Statement, TSModuleBlock, TSNamespaceDeclaration,
+    AccessorPropertyType, ClassElement, Declaration, ExportDefaultDeclarationKind,
+    MethodDefinitionType, PropertyDefinitionType, Statement, TSModuleBlock, TSNamespaceDeclaration,
     TSNamespaceDeclarationBody,
 };
 
@@ -118,7 +118,8 @@ pub(super) fn is_type_only_member(member: &ClassElement<'_>) -> bool {
                 || method.value.body.is_none()
         }
         ClassElement::PropertyDefinition(property) => {
-            property.declare || property.r#type == PropertyDefinitionType::TSAbstractPropertyDefinition
+            property.declare
+                || property.r#type == PropertyDefinitionType::TSAbstractPropertyDefinition
         }
         ClassElement::AccessorProperty(accessor) => {
             accessor.r#type == AccessorPropertyType::TSAbstractAccessorProperty

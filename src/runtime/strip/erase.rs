@@ -52,7 +52,13 @@ pub(super) struct Eraser<'s> {
 
 impl<'s> Eraser<'s> {
     pub(super) fn new(source: &'s str, tokens: &'s [Token]) -> Self {
-        Self { source, tokens, edits: Edits::default(), seams: Vec::new(), rejection: None }
+        Self {
+            source,
+            tokens,
+            edits: Edits::default(),
+            seams: Vec::new(),
+            rejection: None,
+        }
     }
 
     fn blank(&mut self, span: Span) {
@@ -60,8 +66,15 @@ impl<'s> Eraser<'s> {
     }
 
     fn reject(&mut self, offset: u32, message: impl Into<String>) {
-        if self.rejection.as_ref().is_none_or(|earlier| offset < earlier.offset) {
-            self.rejection = Some(Rejection { offset, message: message.into() });
+        if self
+            .rejection
+            .as_ref()
+            .is_none_or(|earlier| offset < earlier.offset)
+        {
+            self.rejection = Some(Rejection {
+                offset,
+                message: message.into(),
+            });
         }
     }
 
@@ -81,17 +94,25 @@ impl<'s> Eraser<'s> {
 
     /// The token that starts at or after `offset`, if it is of `kind`.
     fn token_after(&self, offset: u32, kind: Kind) -> Option<Span> {
-        self.tokens.get(self.token_index_at(offset)).filter(|token| token.kind() == kind).map(Token::span)
+        self.tokens
+            .get(self.token_index_at(offset))
+            .filter(|token| token.kind() == kind)
+            .map(Token::span)
     }
 
-    /// The token that ends at or before `offset`, if it is of `kind`.
+    /// The last token that starts before `offset`, if it is of `kind`.
     fn token_before(&self, offset: u32, kind: Kind) -> Option<Span> {
         let index = self.token_index_at(offset).checked_sub(1)?;
-        self.tokens.get(index).filter(|token| token.kind() == kind).map(Token::span)
+        self.tokens
+            .get(index)
+            .filter(|token| token.kind() == kind)
+            .map(Token::span)
     }
 
     fn text(&self, from: u32, to: u32) -> &'s str {
-        self.source.get(from as usize..to as usize).unwrap_or_default()
+        self.source
+            .get(from as usize..to as usize)
+            .unwrap_or_default()
     }
 
     /// Blanks the `?` or `!` that follows a name (`x?: T`, `x!: T`), searched in `from..to`.
@@ -103,13 +124,19 @@ impl<'s> Eraser<'s> {
 
     /// Blanks a specifier and the comma after it: `{ type A, B }` becomes `{         B }`.
     fn blank_specifier(&mut self, span: Span) {
-        let end = self.token_after(span.end, Kind::Comma).map_or(span.end, |comma| comma.end);
+        let end = self
+            .token_after(span.end, Kind::Comma)
+            .map_or(span.end, |comma| comma.end);
         self.edits.blank(span.start, end);
     }
 
     /// Blanks the statements that are type-only, walks the others, and records the seams
     /// between kept neighbours. `preceding` is the directive before the list, if any.
-    fn erase_statements(&mut self, statements: &ArenaVec<'_, Statement<'_>>, preceding: Option<Span>) {
+    fn erase_statements(
+        &mut self,
+        statements: &ArenaVec<'_, Statement<'_>>,
+        preceding: Option<Span>,
+    ) {
         let mut previous = preceding;
         for statement in statements {
             let span = statement.span();
@@ -150,7 +177,9 @@ impl<'s> Eraser<'s> {
             }
             _ => return,
         };
-        let from = decorators.last().map_or(start, |decorator| decorator.span.end);
+        let from = decorators
+            .last()
+            .map_or(start, |decorator| decorator.span.end);
         let to = key.span().start;
         let first = self.token_index_at(from);
         let modifiers: Vec<Span> = self.tokens[first..]
@@ -159,7 +188,11 @@ impl<'s> Eraser<'s> {
             .filter(|token| {
                 matches!(
                     token.kind(),
-                    Kind::Public | Kind::Private | Kind::Protected | Kind::Readonly | Kind::Override
+                    Kind::Public
+                        | Kind::Private
+                        | Kind::Protected
+                        | Kind::Readonly
+                        | Kind::Override
                 )
             })
             .map(Token::span)
@@ -183,11 +216,17 @@ impl<'s> Eraser<'s> {
 
 impl<'a> Visit<'a> for Eraser<'_> {
     fn visit_program(&mut self, it: &Program<'a>) {
-        self.erase_statements(&it.body, it.directives.last().map(|directive| directive.span));
+        self.erase_statements(
+            &it.body,
+            it.directives.last().map(|directive| directive.span),
+        );
     }
 
     fn visit_function_body(&mut self, it: &FunctionBody<'a>) {
-        self.erase_statements(&it.statements, it.directives.last().map(|directive| directive.span));
+        self.erase_statements(
+            &it.statements,
+            it.directives.last().map(|directive| directive.span),
+        );
     }
 
     fn visit_statements(&mut self, it: &ArenaVec<'a, Statement<'a>>) {
@@ -203,7 +242,11 @@ impl<'a> Visit<'a> for Eraser<'_> {
             }
             self.blank_member_modifiers(member);
             if let Some((before_end, kind)) = previous_field.take() {
-                self.seams.push(Seam { before_end, after_start: member.span().start, kind });
+                self.seams.push(Seam {
+                    before_end,
+                    after_start: member.span().start,
+                    kind,
+                });
             }
             previous_field = match member {
                 ClassElement::PropertyDefinition(property) => Some((
@@ -217,7 +260,10 @@ impl<'a> Visit<'a> for Eraser<'_> {
                 )),
                 ClassElement::AccessorProperty(accessor) => Some((
                     accessor.span.end,
-                    SeamKind::AfterField { initialized: accessor.value.is_some(), name_continues: false },
+                    SeamKind::AfterField {
+                        initialized: accessor.value.is_some(),
+                        name_continues: false,
+                    },
                 )),
                 _ => None,
             };
@@ -231,9 +277,13 @@ impl<'a> Visit<'a> for Eraser<'_> {
             return;
         }
         if it.r#abstract {
-            let from = it.decorators.last().map_or(it.span.start, |decorator| decorator.span.end);
+            let from = it
+                .decorators
+                .last()
+                .map_or(it.span.start, |decorator| decorator.span.end);
             if let Some(class_keyword) = self.find_token(Kind::Class, from, it.body.span.start)
-                && let Some(abstract_keyword) = self.token_before(class_keyword.start, Kind::Abstract)
+                && let Some(abstract_keyword) =
+                    self.token_before(class_keyword.start, Kind::Abstract)
             {
                 self.blank(abstract_keyword);
             }
@@ -250,7 +300,11 @@ impl<'a> Visit<'a> for Eraser<'_> {
 
     fn visit_method_definition(&mut self, it: &MethodDefinition<'a>) {
         if it.optional {
-            let to = it.value.type_parameters.as_ref().map_or(it.value.params.span.start, |tp| tp.span.start);
+            let to = it
+                .value
+                .type_parameters
+                .as_ref()
+                .map_or(it.value.params.span.start, |tp| tp.span.start);
             self.blank_marker(Kind::Question, it.key.span().end, to);
         }
         walk::walk_method_definition(self, it);
@@ -274,7 +328,10 @@ impl<'a> Visit<'a> for Eraser<'_> {
 
     fn visit_accessor_property(&mut self, it: &AccessorProperty<'a>) {
         if it.definite {
-            let to = it.type_annotation.as_ref().map_or(it.span.end, |annotation| annotation.span.start);
+            let to = it
+                .type_annotation
+                .as_ref()
+                .map_or(it.span.end, |annotation| annotation.span.start);
             self.blank_marker(Kind::Bang, it.key.span().end, to);
         }
         walk::walk_accessor_property(self, it);
@@ -286,7 +343,10 @@ impl<'a> Visit<'a> for Eraser<'_> {
 
     fn visit_variable_declarator(&mut self, it: &VariableDeclarator<'a>) {
         if it.definite {
-            let to = it.type_annotation.as_ref().map_or(it.span.end, |annotation| annotation.span.start);
+            let to = it
+                .type_annotation
+                .as_ref()
+                .map_or(it.span.end, |annotation| annotation.span.start);
             self.blank_marker(Kind::Bang, it.id.span().end, to);
         }
         walk::walk_variable_declarator(self, it);
@@ -298,7 +358,10 @@ impl<'a> Visit<'a> for Eraser<'_> {
             return;
         }
         if it.optional {
-            let to = it.type_annotation.as_ref().map_or(it.span.end, |annotation| annotation.span.start);
+            let to = it
+                .type_annotation
+                .as_ref()
+                .map_or(it.span.end, |annotation| annotation.span.start);
             self.blank_marker(Kind::Question, it.pattern.span().end, to);
         }
         walk::walk_formal_parameter(self, it);
@@ -314,7 +377,9 @@ impl<'a> Visit<'a> for Eraser<'_> {
             match open {
                 // `async <T>⏎(x) => x` or `return <T>⏎(x) => x`: a line break before `(` would
                 // end the arrow's `async` (or the `return`), so `(` moves up to `<`.
-                Some(open) if has_line_terminator(self.text(type_parameters.span.start, open.start)) => {
+                Some(open)
+                    if has_line_terminator(self.text(type_parameters.span.start, open.start)) =>
+                {
                     self.edits.blank(type_parameters.span.start, open.end);
                     self.edits.mark(type_parameters.span.start, b'(');
                 }
@@ -333,16 +398,27 @@ impl<'a> Visit<'a> for Eraser<'_> {
                 // `(x):⏎ T => x`: `)` and `=>` must share a line, so `)` moves down to the
                 // last ASCII byte of the return type's last line.
                 Some(close) if has_line_terminator(self.text(close.end, return_type.span.end)) => {
+                    // Only whitespace and comments lie between the type and `=>`.
+                    let end = self
+                        .token_after(return_type.span.end, Kind::Arrow)
+                        .map_or(return_type.span.end, |arrow| arrow.start);
                     let last_line_start = self
                         .text(close.start, return_type.span.end)
                         .rfind(['\n', '\r', '\u{2028}', '\u{2029}'])
                         .map_or(close.start, |index| close.start + index as u32 + 1);
-                    let slot = (last_line_start..return_type.span.end).rev().find(|&offset| {
-                        self.source.as_bytes().get(offset as usize).is_some_and(u8::is_ascii)
-                    });
+                    let is_ascii = |offset: &u32| {
+                        self.source
+                            .as_bytes()
+                            .get(*offset as usize)
+                            .is_some_and(u8::is_ascii)
+                    };
+                    let slot = (last_line_start..return_type.span.end)
+                        .rev()
+                        .chain(return_type.span.end..end)
+                        .find(is_ascii);
                     match slot {
                         Some(slot) => {
-                            self.edits.blank(close.start, return_type.span.end);
+                            self.edits.blank(close.start, end);
                             self.edits.mark(slot, b')');
                         }
                         None => self.reject(return_type.span.start, RETURN_TYPE_LINE),

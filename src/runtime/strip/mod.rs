@@ -4,16 +4,22 @@
 //! type-only construct is overwritten with whitespace, the way Node's
 //! `--experimental-strip-types`, ts-blank-space and amaro's strip-only mode do: the output has
 //! the same byte length, every line break stays, and every kept token keeps its line and
-//! column, so engine errors point into the model's own code. Constructs that carry runtime
-//! semantics in TypeScript only (`enum`, namespaces with code, parameter properties,
-//! `import x =`, `export =`, `<T>expr`) are rejected with a message saying what to write.
+//! column, so engine errors point into the model's own code. Constructs with runtime semantics
+//! that exist only in TypeScript (`enum`, namespaces with code, parameter properties,
+//! `import x =`, `export =`), `<T>expr` assertions and JSX are rejected with a message saying
+//! what to write instead. Where blanking would let automatic semicolon insertion join two
+//! statements, or an arrow's `)` or `(` sit on the wrong line, a `;`, `)` or `(` is written
+//! into a blanked byte (see `seams` and the arrow handling in `erase`), as ts-blank-space does.
 //!
-//! Parsing uses the module goal with top-level `return` allowed: that is what makes both
-//! top-level `await` and `return` parse, and it also means strict-mode syntax.
+//! Parsing uses the module goal with top-level `return` allowed, which is what lets both
+//! top-level `await` and `return` parse. oxc's parser leaves strict-mode rules (`with`, octal
+//! literals, reserved words such as `package`) to later passes, so sloppy-mode programs still
+//! strip; the one module-only rule it enforces is that `<!--` comments are rejected.
 
 mod edits;
 mod erasable;
 mod erase;
+mod jsx;
 mod position;
 mod seams;
 
@@ -72,7 +78,11 @@ pub fn strip_types(source: &str) -> Result<String, StripError> {
             .spawn_scoped(scope, || strip_on_this_thread(source));
         match worker {
             Ok(worker) => worker.join().unwrap_or_else(|_| {
-                Err(StripError { line: 1, column: 1, message: "type stripping failed unexpectedly".to_owned() })
+                Err(StripError {
+                    line: 1,
+                    column: 1,
+                    message: "type stripping failed unexpectedly".to_owned(),
+                })
             }),
             Err(error) => Err(StripError {
                 line: 1,
@@ -86,7 +96,10 @@ pub fn strip_types(source: &str) -> Result<String, StripError> {
 fn strip_on_this_thread(source: &str) -> Result<String, StripError> {
     let allocator = Allocator::default();
     let parsed = Parser::new(&allocator, source, SourceType::ts().with_module(true))
-        .with_options(ParseOptions { allow_return_outside_function: true, ..ParseOptions::default() })
+        .with_options(ParseOptions {
+            allow_return_outside_function: true,
+            ..ParseOptions::default()
+        })
         .with_config(TokensParserConfig)
         .parse();
     let first_error = parsed
@@ -104,7 +117,10 @@ fn strip_on_this_thread(source: &str) -> Result<String, StripError> {
         })
         .min_by_key(|&(offset, _)| offset);
     if let Some((offset, message)) = first_error {
-        return Err(error_at(source, offset, message));
+        return Err(match jsx::first_jsx_offset(source) {
+            Some(jsx_offset) => error_at(source, jsx_offset, jsx::JSX.to_owned()),
+            None => error_at(source, offset, message),
+        });
     }
 
     let mut eraser = Eraser::new(source, &parsed.tokens);
@@ -113,11 +129,20 @@ fn strip_on_this_thread(source: &str) -> Result<String, StripError> {
         return Err(error_at(source, rejection.offset, rejection.message));
     }
     let mut blanked = eraser.edits.finish(source);
-    seams::keep_seams(source, &parsed.program.comments, &mut blanked, &eraser.seams);
+    seams::keep_seams(
+        source,
+        &parsed.program.comments,
+        &mut blanked,
+        &eraser.seams,
+    );
     Ok(blanked.render(source))
 }
 
 fn error_at(source: &str, offset: u32, message: String) -> StripError {
     let (line, column) = position::line_and_column(source, offset);
-    StripError { line, column, message }
+    StripError {
+        line,
+        column,
+        message,
+    }
 }

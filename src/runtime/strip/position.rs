@@ -12,7 +12,9 @@ pub(super) fn line_and_column(source: &str, offset: u32) -> (u32, u32) {
             break;
         }
         match character {
-            '\r' if characters.peek().is_some_and(|&(next, c)| c == '\n' && next < offset as usize) => {}
+            '\r' if characters
+                .peek()
+                .is_some_and(|&(next, c)| c == '\n' && next < offset as usize) => {}
             '\n' | '\r' | '\u{2028}' | '\u{2029}' => {
                 line += 1;
                 column = 1;

@@ -25,28 +25,49 @@ pub(super) enum SeamKind {
     /// `initialized`: the field has `= value`, which `[`, `(`, `*`, `in` can continue.
     /// `name_continues`: the field is a bare `get`, `set` or `static`, which JavaScript
     /// joins with the member after it even across a line break.
-    AfterField { initialized: bool, name_continues: bool },
+    AfterField {
+        initialized: bool,
+        name_continues: bool,
+    },
 }
 
 /// Adds a `;` mark for every seam whose two sides would now parse as one.
-pub(super) fn keep_seams(source: &str, comments: &[Comment], blanked: &mut Blanked, seams: &[Seam]) {
+pub(super) fn keep_seams(
+    source: &str,
+    comments: &[Comment],
+    blanked: &mut Blanked,
+    seams: &[Seam],
+) {
     let bytes = source.as_bytes();
     for seam in seams {
         let Some(last) = last_kept_character(source, comments, blanked, seam.before_end) else {
             continue;
         };
         let first = first_kept_character(source, comments, blanked, seam.after_start);
-        let Some(&first_byte) = bytes.get(first as usize) else { continue };
+        let Some(&first_byte) = bytes.get(first as usize) else {
+            continue;
+        };
         if bytes.get(last as usize) == Some(&b';') {
             continue;
         }
+        let rest = bytes.get(first as usize..).unwrap_or_default();
+        let word_length = rest
+            .iter()
+            .take_while(|&&byte| {
+                byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'$') || byte >= 0x80
+            })
+            .count();
+        let first_word = &rest[..word_length];
         let joins = match seam.kind {
             SeamKind::Statements => matches!(first_byte, b'(' | b'[' | b'`' | b'+' | b'-' | b'/'),
-            SeamKind::AfterField { initialized, name_continues } => {
+            SeamKind::AfterField {
+                initialized,
+                name_continues,
+            } => {
                 name_continues
                     || (initialized
                         && (matches!(first_byte, b'[' | b'(' | b'*')
-                            || matches!(word_at(bytes, first), b"in" | b"instanceof")))
+                            || matches!(first_word, b"in" | b"instanceof")))
             }
         };
         if !joins {
@@ -54,7 +75,9 @@ pub(super) fn keep_seams(source: &str, comments: &[Comment], blanked: &mut Blank
         }
         let slot = blanked.overlapping(last + 1, first).find_map(|range| {
             range.clone().find(|&offset| {
-                bytes.get(offset as usize).is_some_and(|&byte| byte.is_ascii() && byte != b'\n' && byte != b'\r')
+                bytes
+                    .get(offset as usize)
+                    .is_some_and(|&byte| byte.is_ascii() && byte != b'\n' && byte != b'\r')
             })
         });
         if let Some(slot) = slot {
@@ -65,7 +88,12 @@ pub(super) fn keep_seams(source: &str, comments: &[Comment], blanked: &mut Blank
 
 /// Offset of the last character before `end` that stays in the output and is neither
 /// whitespace nor part of a comment.
-fn last_kept_character(source: &str, comments: &[Comment], blanked: &Blanked, end: u32) -> Option<u32> {
+fn last_kept_character(
+    source: &str,
+    comments: &[Comment],
+    blanked: &Blanked,
+    end: u32,
+) -> Option<u32> {
     let mut position = end;
     while position > 0 {
         let previous = position - 1;
@@ -92,7 +120,10 @@ fn last_kept_character(source: &str, comments: &[Comment], blanked: &Blanked, en
 /// neither whitespace nor part of a comment (the source length if there is none).
 fn first_kept_character(source: &str, comments: &[Comment], blanked: &Blanked, start: u32) -> u32 {
     let mut position = start;
-    while let Some(character) = source.get(position as usize..).and_then(|rest| rest.chars().next()) {
+    while let Some(character) = source
+        .get(position as usize..)
+        .and_then(|rest| rest.chars().next())
+    {
         if let Some(range) = blanked.covering(position) {
             position = range.end;
         } else if let Some(comment) = comment_covering(comments, position) {
@@ -110,13 +141,4 @@ fn comment_covering(comments: &[Comment], offset: u32) -> Option<&Comment> {
     let after = comments.partition_point(|comment| comment.span.start <= offset);
     let candidate = comments.get(after.checked_sub(1)?)?;
     (offset < candidate.span.end).then_some(candidate)
-}
-
-fn word_at(bytes: &[u8], start: u32) -> &[u8] {
-    let rest = bytes.get(start as usize..).unwrap_or_default();
-    let length = rest
-        .iter()
-        .position(|&byte| !(byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'$' || byte >= 0x80))
-        .unwrap_or(rest.len());
-    &rest[..length]
 }
