@@ -53,7 +53,7 @@
   const opLog = ops.op_dsh_log;
   const opTimer = ops.op_dsh_timer;
   const opCancelTimer = ops.op_dsh_cancel_timer;
-  const opExoticKind = ops.op_dsh_exotic_kind;
+  const opIsProxy = ops.op_dsh_is_proxy;
 
   /** A fresh array that never consults Array.prototype, even for index writes. */
   const bareArray = () => ObjectSetPrototypeOf([], null);
@@ -82,31 +82,11 @@
   };
 
   // ---- lossless JSON snapshot ----------------------------------------------------------
-  // Serializes plain data (null, booleans, finite non-negative-zero numbers, well-formed
-  // strings, real arrays without holes, plain objects with Object.prototype or null prototype
-  // and only enumerable string-keyed data properties) and names the first thing that is not.
+  // Serializes plain data (null, booleans, finite numbers other than -0, well-formed strings,
+  // real arrays without holes, plain objects with Object.prototype or null prototype and only
+  // enumerable string-keyed data properties) and names the first thing that is not.
 
   const MAX_DEPTH = 100;
-  // Indexed by op_dsh_exotic_kind's answer (0 = ordinary object).
-  const EXOTIC_KINDS = ObjectFreeze([
-    "",
-    "Proxy",
-    "Map",
-    "Set",
-    "WeakMap",
-    "WeakSet",
-    "Date",
-    "RegExp",
-    "Promise",
-    "ArrayBuffer",
-    "typed array or DataView",
-    "boxed primitive",
-    "Error",
-    "arguments object",
-    "generator object",
-    "iterator",
-    "module namespace",
-  ]);
   const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
   const keyPath = (path, key) =>
@@ -114,8 +94,11 @@
       ? path + "." + key
       : path + "[" + JSONStringify(key) + "]";
 
-  /** The tag of a non-plain object, for the rejection message. */
-  const describeObject = (value) => {
+  /** What a non-plain object is, for the rejection message: its built-in tag or its class. */
+  const describeObject = (value, tag) => {
+    if (tag !== "[object Object]" && tag !== "[object Array]") {
+      return ReflectApply(StringPrototypeSlice, tag, [8, -1]);
+    }
     const proto = ReflectGetPrototypeOf(value);
     if (proto !== null && typeof proto === "object") {
       const ctor = ObjectGetOwnPropertyDescriptor(proto, "constructor");
@@ -172,9 +155,9 @@
           break;
       }
       if (value === null) return "null";
-      const kind = opExoticKind(value);
-      if (kind !== 0) {
-        error = path + " is a " + (EXOTIC_KINDS[kind] || "exotic object") + ", not plain JSON data";
+      // Proxies first: every later check would run their traps.
+      if (opIsProxy(value)) {
+        error = path + " is not plain JSON data (Proxy)";
         return undefined;
       }
       for (let i = 0; i < ancestors.length; i++) {
@@ -187,10 +170,16 @@
         error = path + " nests deeper than " + MAX_DEPTH + " levels";
         return undefined;
       }
+      // Plain data has the plain prototype and the plain built-in tag; the tag also catches
+      // exotic objects (Date, RegExp, Error, arguments, boxed primitives) given a plain prototype.
       const isArray = ArrayIsArray(value);
       const proto = ReflectGetPrototypeOf(value);
-      if (isArray ? proto !== ArrayPrototype : proto !== ObjectPrototype && proto !== null) {
-        error = path + " is a " + describeObject(value) + ", not a plain object or array";
+      const tag = ReflectApply(ObjectPrototypeToString, value, []);
+      const plain = isArray
+        ? proto === ArrayPrototype && tag === "[object Array]"
+        : (proto === ObjectPrototype || proto === null) && tag === "[object Object]";
+      if (!plain) {
+        error = path + " is not plain JSON data (" + describeObject(value, tag) + ")";
         return undefined;
       }
       const keys = ReflectOwnKeys(value);

@@ -5,18 +5,24 @@
 //! - [`rpc`]: the method table, lifecycle and wire conversions over [`transport`];
 //! - [`transport`]: framing, the single writer task, host→client requests;
 //! - [`pipeline`]: one execution from arguments to final result, hooks, scheduling;
+//! - [`prompt`]: prompt assembly per scope (native definitions, Code Mode sections);
 //! - [`registry`]: layers, shadowing, restrictions, presentation, resolution;
 //! - [`tool`]: definitions, executions and results;
+//! - [`code_mode`]: the `run_code` tool and its binding bridge over [`runtime`];
+//! - [`runtime`]: deno_core isolates, budgets and type stripping (the only deno_core user);
 //! - [`codegen`]: the TypeScript SDK text of Code Mode;
 //! - [`schema`] and [`json`]: the schema DSL, the enforced subset, validation, lossless JSON;
 //! - [`config`]: host configuration.
 
+pub mod code_mode;
 pub mod codegen;
 pub mod config;
 pub mod json;
 pub mod pipeline;
+pub mod prompt;
 pub mod registry;
 pub mod rpc;
+pub mod runtime;
 pub mod schema;
 pub mod tool;
 pub mod transport;

@@ -248,7 +248,7 @@ impl ToolRuntime {
         let runs = calls.into_iter().map(|call| {
             let ticket = queue.ticket();
             let queue = queue.clone();
-            async move { queue.run(ticket, call, false).await }
+            async move { queue.run(ticket, call, false, || {}).await }
         });
         futures::future::join_all(runs)
             .await

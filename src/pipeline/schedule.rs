@@ -63,13 +63,15 @@ impl CallQueue {
         Ticket(pool.tickets - 1)
     }
 
-    /// Classifies, waits for the call's turn to start, and runs it. With `abandon_on_abort`,
-    /// a call still queued when its signal fires never starts and yields `None`.
+    /// Classifies, waits for the call's turn to start, calls `on_start`, and runs it. With
+    /// `abandon_on_abort`, a call still queued when its signal fires never starts and yields
+    /// `None`.
     pub async fn run(
         &self,
         ticket: Ticket,
         input: ToolExecutionInput,
         abandon_on_abort: bool,
+        on_start: impl FnOnce(),
     ) -> Option<ToolExecutionResult> {
         let Ticket(index) = ticket;
         let turns = Turns::at(index, Some(&self.policy), self.results.as_ref());
@@ -97,6 +99,7 @@ impl CallQueue {
                 changed.await;
             }
         }
+        on_start();
         let result = self.runtime.execute_in_turn(input, turns).await;
         self.finish(exclusive);
         Some(result)

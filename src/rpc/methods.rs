@@ -16,8 +16,13 @@ type RpcResult<T> = Result<T, ErrorObjectOwned>;
 
 /// Methods that may wait on the client or on tools run as their own tasks; every other
 /// method is answered inline, in arrival order.
-pub const CONCURRENT_METHODS: &[&str] =
-    &["tools/execute", "tools/executeBatch", "tools/executionMode"];
+/// `shutdown` runs as a task too: it waits for the work in flight.
+pub const CONCURRENT_METHODS: &[&str] = &[
+    "tools/execute",
+    "tools/executeBatch",
+    "tools/executionMode",
+    "shutdown",
+];
 
 /// Builds the method table over one session.
 pub fn table(session: Arc<Session>) -> RpcModule<Session> {
@@ -52,6 +57,7 @@ pub fn table(session: Arc<Session>) -> RpcModule<Session> {
     method!("tools/executionMode", execution_mode);
     method!("tools/execute", execute);
     method!("tools/executeBatch", execute_batch);
+    method!("tools/prompt", prompt);
     module
 }
 
@@ -88,6 +94,13 @@ async fn initialize(
     let config =
         config::parse(merged).map_err(|e| invalid_params(format!("invalid params: {e}")))?;
     session.runtime.configure(&config);
+    session.code.configure(config.code_runtime.clone());
+    if config.tools.mode != wire::PresentationMode::Native {
+        // Warm isolates before the first run; a failure here surfaces on that run instead.
+        if let Err(e) = session.code.prewarm() {
+            tracing::warn!("{e}");
+        }
+    }
     *session.capabilities.lock() = params.capabilities;
     *session.config.lock() = config.clone();
     *session.lifecycle.lock() = Lifecycle::Initialized;
@@ -107,12 +120,15 @@ async fn initialize(
     })
 }
 
+/// New requests are refused from the moment `shutdown` arrives (the server loop moved the
+/// lifecycle); the answer waits until every earlier request was answered, so a client that
+/// sends `exit` after it loses nothing.
 async fn shutdown(
     _: RpcResult<serde_json::Value>,
     session: Arc<Session>,
     _: Signal,
 ) -> RpcResult<()> {
-    *session.lifecycle.lock() = Lifecycle::ShutDown;
+    session.drained_to(1).await;
     Ok(())
 }
 
@@ -308,4 +324,20 @@ async fn execute_batch(
         .execute_batch(calls.collect(), max_parallel)
         .await;
     Ok(results.iter().map(convert::result).collect())
+}
+
+async fn prompt(
+    params: RpcResult<wire::ScopeParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<wire::PromptAssembly> {
+    let scope = known_scope(&session, params?.agent)?;
+    let config = session.config.lock().clone();
+    crate::prompt::assemble(
+        &session.runtime,
+        scope.as_ref(),
+        &config.tools.tool_order,
+        config.code_runtime.language,
+    )
+    .map_err(|e| rpc_error(error_codes::REQUEST_FAILED, e.to_string(), Some(e.code())))
 }

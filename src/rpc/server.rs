@@ -78,8 +78,12 @@ where
             ReadEvent::Eof => break 0,
         }
     };
-    session.cancel_all();
+    // After `shutdown` the client asked for a graceful end: let the work it is waiting for
+    // finish (requests to the client now fail fast). Otherwise EOF aborts what is in flight.
     session.peer.disconnect();
+    if *session.lifecycle.lock() != Lifecycle::ShutDown {
+        session.cancel_all();
+    }
     while tasks.join_next().await.is_some() {}
     drop(connection);
     drop(session);
@@ -333,6 +337,9 @@ impl Connection {
         };
         if let Some((code, message)) = refusal {
             return Handled::Reply(error_response(Some(raw_id), code, message));
+        }
+        if method == "shutdown" {
+            *self.session.lifecycle.lock() = Lifecycle::ShutDown;
         }
         let Some(MethodCallback::Async(callback)) = self.methods.method(&method).cloned() else {
             let message = format!("method not found: {method:?}");

@@ -2,12 +2,15 @@
 //! requests (for `$/cancelRequest`), the runtime and the peer.
 
 use super::convert;
+use crate::code_mode::{CodeEvents, CodeMode, DispatchEnd, DispatchStart, stream_name};
 use crate::pipeline::ToolRuntime;
 use crate::pipeline::hooks::ResultObserver;
+use crate::runtime::LogStream;
 use crate::tool::{ToolExecution, ToolExecutionResult};
 use crate::transport::{Outbox, Peer};
 use dsh_tools_protocol::{
-    ClientCapabilities, HostConfig, ListChangedNotification, ResultNotification,
+    ClientCapabilities, CodeDispatchNotification, CodeDispatchStartNotification,
+    CodeLogNotification, DispatchTime, HostConfig, ListChangedNotification, ResultNotification,
 };
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -32,6 +35,7 @@ pub struct RequestSignal(pub CancellationToken);
 /// Shared state of one connection.
 pub struct Session {
     pub runtime: Arc<ToolRuntime>,
+    pub code: Arc<CodeMode>,
     pub peer: Arc<Peer>,
     pub base_config: serde_json::Value,
     pub config: Mutex<HostConfig>,
@@ -39,15 +43,21 @@ pub struct Session {
     pub lifecycle: Mutex<Lifecycle>,
     pub framing: Mutex<String>,
     in_flight: Mutex<HashMap<String, CancellationToken>>,
+    settled: tokio::sync::Notify,
 }
 
 impl Session {
     /// A fresh session writing through `outbox`.
     pub fn new(outbox: Outbox, base_config: serde_json::Value, config: HostConfig) -> Arc<Self> {
         let runtime = ToolRuntime::new(&config);
+        // Installing `run_code` only fails for an invalid built-in schema: a bug, not input.
+        let code = CodeMode::install(&runtime, config.code_runtime.clone())
+            .unwrap_or_else(|e| unreachable!("run_code definition is valid: {e}"));
+        code.set_events(Arc::new(CodeNotifier(outbox.clone())));
         let peer = Arc::new(Peer::new(outbox.clone(), 4096));
         let session = Arc::new(Session {
             runtime,
+            code,
             peer,
             base_config,
             config: Mutex::new(config),
@@ -55,6 +65,7 @@ impl Session {
             lifecycle: Mutex::new(Lifecycle::Uninitialized),
             framing: Mutex::new(String::new()),
             in_flight: Mutex::new(HashMap::new()),
+            settled: tokio::sync::Notify::new(),
         });
         let notifier = outbox.clone();
         session.runtime.registry().on_change(Arc::new(move |agent| {
@@ -81,6 +92,18 @@ impl Session {
     /// Stops tracking a finished request.
     pub fn untrack(&self, id: &str) {
         self.in_flight.lock().remove(id);
+        self.settled.notify_waiters();
+    }
+
+    /// Waits until at most `remaining` requests are in flight (`shutdown` counts itself).
+    pub async fn drained_to(&self, remaining: usize) {
+        loop {
+            let settled = self.settled.notified();
+            if self.in_flight.lock().len() <= remaining {
+                return;
+            }
+            settled.await;
+        }
     }
 
     /// Aborts the request with this id (raw JSON text of the id).
@@ -112,5 +135,60 @@ impl ResultObserver for ResultNotifier {
             result: convert::result(result),
         };
         self.0.notify("tools/result", &notification);
+    }
+}
+
+/// Sends Code Mode's dispatch events and live output as notifications.
+struct CodeNotifier(Outbox);
+
+impl CodeEvents for CodeNotifier {
+    fn dispatch_start(&self, event: DispatchStart) {
+        let DispatchStart {
+            id,
+            parent,
+            name,
+            arguments,
+            time,
+        } = event;
+        let notification = CodeDispatchStartNotification {
+            id,
+            parent,
+            name,
+            arguments,
+            time,
+        };
+        self.0.notify("tools/codeDispatchStart", &notification);
+    }
+
+    fn dispatch_end(&self, event: DispatchEnd) {
+        let DispatchEnd {
+            id,
+            parent,
+            name,
+            arguments,
+            content,
+            is_error,
+            time: (start, end),
+        } = event;
+        let time = DispatchTime { start, end };
+        let notification = CodeDispatchNotification {
+            id,
+            parent,
+            name,
+            arguments,
+            content,
+            is_error,
+            time,
+        };
+        self.0.notify("tools/codeDispatch", &notification);
+    }
+
+    fn log(&self, call_id: &str, stream: LogStream, text: &str) {
+        let notification = CodeLogNotification {
+            call_id: call_id.to_string(),
+            stream: stream_name(stream).into(),
+            text: text.into(),
+        };
+        self.0.notify("code/log", &notification);
     }
 }

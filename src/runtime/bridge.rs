@@ -1,4 +1,4 @@
-//! The ops the bootstrap captures (binding call, console line, timers, exotic-object probe) and the run-scoped task table they feed.
+//! The ops the bootstrap captures (binding call, console line, timers, proxy probe) and the run-scoped task table they feed.
 //!
 //! Every op is synchronous: a binding call whose host future is ready at once answers in the
 //! same op call; otherwise the op answers with a task id and the isolate's driver polls the
@@ -105,7 +105,7 @@ pub(crate) fn extension() -> Extension {
         op_dsh_log(),
         op_dsh_timer(),
         op_dsh_cancel_timer(),
-        op_dsh_exotic_kind(),
+        op_dsh_is_proxy(),
     ];
     Extension {
         name: "dsh_runtime",
@@ -183,7 +183,9 @@ fn op_dsh_call(state: &mut OpState, #[string] name: &str, #[string] arguments: &
         return encode_reply(result);
     }
     let id = scope.next_id();
-    scope.add_task(Box::pin(future.map(move |result| Some((id, encode_reply(result))))));
+    scope.add_task(Box::pin(
+        future.map(move |result| Some((id, encode_reply(result)))),
+    ));
     format!("p{id}")
 }
 
@@ -241,7 +243,8 @@ fn op_dsh_timer(state: &mut OpState, #[smi] ms: u32) -> u32 {
     let sleep = tokio::time::sleep(Duration::from_millis(u64::from(ms)));
     scope.timers.borrow_mut().insert(id, abort);
     scope.add_task(Box::pin(
-        Abortable::new(sleep, registration).map(move |fired| fired.ok().map(|()| (id, String::new()))),
+        Abortable::new(sleep, registration)
+            .map(move |fired| fired.ok().map(|()| (id, String::new()))),
     ));
     id
 }
@@ -255,36 +258,8 @@ fn op_dsh_cancel_timer(state: &mut OpState, #[smi] id: u32) {
     }
 }
 
-/// 0 for ordinary objects, else the index of the exotic kind in the bootstrap's EXOTIC_KINDS.
+/// Whether a value is a Proxy: the one exotic object JavaScript cannot detect without running its traps.
 #[op2(fast)]
-#[smi]
-fn op_dsh_exotic_kind(value: v8::Local<v8::Value>) -> u32 {
-    let probes: [(fn(&v8::Value) -> bool, u32); 22] = [
-        (v8::Value::is_proxy, 1),
-        (v8::Value::is_map, 2),
-        (v8::Value::is_set, 3),
-        (v8::Value::is_weak_map, 4),
-        (v8::Value::is_weak_set, 5),
-        (v8::Value::is_date, 6),
-        (v8::Value::is_reg_exp, 7),
-        (v8::Value::is_promise, 8),
-        (v8::Value::is_array_buffer, 9),
-        (v8::Value::is_shared_array_buffer, 9),
-        (v8::Value::is_array_buffer_view, 10),
-        (v8::Value::is_number_object, 11),
-        (v8::Value::is_string_object, 11),
-        (v8::Value::is_boolean_object, 11),
-        (v8::Value::is_big_int_object, 11),
-        (v8::Value::is_symbol_object, 11),
-        (v8::Value::is_native_error, 12),
-        (v8::Value::is_arguments_object, 13),
-        (v8::Value::is_generator_object, 14),
-        (v8::Value::is_map_iterator, 15),
-        (v8::Value::is_set_iterator, 15),
-        (v8::Value::is_module_namespace_object, 16),
-    ];
-    probes
-        .iter()
-        .find(|(probe, _)| probe(&value))
-        .map_or(0, |(_, kind)| *kind)
+fn op_dsh_is_proxy(value: v8::Local<v8::Value>) -> bool {
+    value.is_proxy()
 }

@@ -63,10 +63,10 @@ pub(crate) struct FreshIsolate {
 }
 
 /// How the driver saw the program end.
-enum Settled {
+enum Ending {
     Harness(Result<v8::Global<v8::Value>, Box<deno_core::error::JsError>>),
     EventLoop(deno_core::error::CoreError),
-    NeverSettled,
+    Stalled,
     Stopped,
 }
 
@@ -118,28 +118,32 @@ impl FreshIsolate {
             control,
             max_heap_mb,
         } = job;
-        let scope = Rc::new(RunScope::new(host, control.clone(), limits.max_output_bytes));
+        let scope = Rc::new(RunScope::new(
+            host,
+            control.clone(),
+            limits.max_output_bytes,
+        ));
         self.runtime.op_state().borrow_mut().put(scope.clone());
         let settled = if control.is_stopped() {
-            Settled::Stopped
+            Ending::Stopped
         } else {
             tokio::select! {
                 biased;
-                () = control.stopped() => Settled::Stopped,
+                () = control.stopped() => Ending::Stopped,
                 settled = self.execute(&code, &control, &scope) => settled,
             }
         };
         let reason = control.finish();
         let verdict = match settled {
-            Settled::Harness(Ok(answer)) => {
+            Ending::Harness(Ok(answer)) => {
                 deno_core::scope!(v8_scope, &mut self.runtime);
                 let answer = v8::Local::new(v8_scope, answer);
                 Verdict::Answered(answer.to_rust_string_lossy(v8_scope))
             }
-            Settled::Harness(Err(error)) => Verdict::Failed(error),
-            Settled::EventLoop(error) => Verdict::LoopFailed(error),
-            Settled::NeverSettled => Verdict::NeverSettled,
-            Settled::Stopped => Verdict::Stopped,
+            Ending::Harness(Err(error)) => Verdict::Failed(error),
+            Ending::EventLoop(error) => Verdict::LoopFailed(error),
+            Ending::Stalled => Verdict::NeverSettled,
+            Ending::Stopped => Verdict::Stopped,
         };
         let terminated = self.runtime.v8_isolate().is_execution_terminating();
         let output = scope.settle();
@@ -148,7 +152,7 @@ impl FreshIsolate {
 
     /// Compiles the program, calls the harness with it and drives host tasks and the event
     /// loop until the harness settles; all of it counts as busy time.
-    async fn execute(&mut self, code: &str, control: &RunControl, scope: &RunScope) -> Settled {
+    async fn execute(&mut self, code: &str, control: &RunControl, scope: &RunScope) -> Ending {
         let mut source =
             String::with_capacity(PROGRAM_PREFIX.len() + code.len() + PROGRAM_SUFFIX.len());
         source.push_str(PROGRAM_PREFIX);
@@ -161,7 +165,7 @@ impl FreshIsolate {
         } = self;
         let program = match control.busy(|| runtime.execute_script(PROGRAM_NAME, source)) {
             Ok(program) => program,
-            Err(error) => return Settled::Harness(Err(error)),
+            Err(error) => return Ending::Harness(Err(error)),
         };
         let mut call = control.busy(|| runtime.call_with_args(harness, &[program]));
         let options = PollEventLoopOptions::default();
@@ -169,28 +173,28 @@ impl FreshIsolate {
             control.busy(|| {
                 loop {
                     if control.is_stopped() {
-                        return Poll::Ready(Settled::Stopped);
+                        return Poll::Ready(Ending::Stopped);
                     }
                     let finished = scope.poll_tasks(cx);
                     if !finished.is_empty() {
                         deliver(runtime, settle, finished);
                     }
                     if let Poll::Ready(result) = call.poll_unpin(cx) {
-                        return Poll::Ready(Settled::Harness(result));
+                        return Poll::Ready(Ending::Harness(result));
                     }
                     let idle = match runtime.poll_event_loop(cx, options) {
-                        Poll::Ready(Err(error)) => return Poll::Ready(Settled::EventLoop(error)),
+                        Poll::Ready(Err(error)) => return Poll::Ready(Ending::EventLoop(error)),
                         Poll::Ready(Ok(())) => true,
                         Poll::Pending => false,
                     };
                     if let Poll::Ready(result) = call.poll_unpin(cx) {
-                        return Poll::Ready(Settled::Harness(result));
+                        return Poll::Ready(Ending::Harness(result));
                     }
                     if scope.has_unpolled_tasks() {
                         continue;
                     }
                     if idle && !scope.has_tasks() {
-                        return Poll::Ready(Settled::NeverSettled);
+                        return Poll::Ready(Ending::Stalled);
                     }
                     return Poll::Pending;
                 }
@@ -214,7 +218,9 @@ fn deliver(runtime: &mut JsRuntime, settle: &v8::Global<v8::Function>, finished:
         let Some(reply) = reply else {
             continue;
         };
-        if settle.call(scope, receiver, &[id, reply.into()]).is_none() && scope.is_execution_terminating() {
+        if settle.call(scope, receiver, &[id, reply.into()]).is_none()
+            && scope.is_execution_terminating()
+        {
             return;
         }
     }

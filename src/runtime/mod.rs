@@ -18,8 +18,8 @@ pub mod strip;
 mod verdict;
 
 pub use contract::{
-    BindingHost, FailureKind, LogStream, PoolConfig, RunFailure, RunLimits, RunOutcome,
-    RunRequest, RuntimeError,
+    BindingHost, FailureKind, LogStream, PoolConfig, RunFailure, RunLimits, RunOutcome, RunRequest,
+    RuntimeError,
 };
 pub use pool::IsolatePool;
 

@@ -94,7 +94,11 @@ mod tests {
             budget.push(line);
         }
         if let Some((payload, expected)) = fits {
-            assert_eq!(budget.fits_with(payload), expected, "cap {cap} lines {lines:?}");
+            assert_eq!(
+                budget.fits_with(payload),
+                expected,
+                "cap {cap} lines {lines:?}"
+            );
         }
         assert_eq!(budget.into_logs(), kept, "cap {cap} lines {lines:?}");
     }

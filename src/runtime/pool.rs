@@ -10,9 +10,7 @@ use parking_lot::Mutex;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::contract::{
-    FailureKind, PoolConfig, RunFailure, RunOutcome, RunRequest, RuntimeError,
-};
+use super::contract::{FailureKind, PoolConfig, RunFailure, RunOutcome, RunRequest, RuntimeError};
 use super::control::{RunControl, StopReason, Watch};
 use super::isolate::{self, Job};
 use super::output::OutputBudget;
@@ -50,7 +48,9 @@ impl IsolatePool {
             return Err(RuntimeError::InvalidConfig("size must be at least 1"));
         }
         if config.max_heap_mb == 0 {
-            return Err(RuntimeError::InvalidConfig("max_heap_mb must be at least 1"));
+            return Err(RuntimeError::InvalidConfig(
+                "max_heap_mb must be at least 1",
+            ));
         }
         disable_bytecode_cache();
         let bootstrap = isolate::bootstrap_source()?;

@@ -111,6 +111,7 @@ async fn serve_one_isolate(
         };
         shared.ready_count.fetch_add(1, Ordering::Relaxed);
         if shared.ready.send(ticket).await.is_err() {
+            shared.ready_count.fetch_sub(1, Ordering::Relaxed);
             return Cycle::Exit;
         }
         match assigned.await {

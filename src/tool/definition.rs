@@ -198,6 +198,20 @@ impl ToolDefinitionBuilder {
         self
     }
 
+    /// Raw input JSON Schema in the enforced subset, validated by the host like DSL input.
+    pub fn validated_input_schema(mut self, schema: Value) -> Self {
+        let unsupported = |e: schema::SchemaError| RegistryError::UnsupportedSchema(e.to_string());
+        self.input = Some(
+            Validator::new(&schema, "inputSchema")
+                .map(|validator| InputSchema::Validated {
+                    json_schema: schema,
+                    validator: Arc::new(validator),
+                })
+                .map_err(unsupported),
+        );
+        self
+    }
+
     /// Raw input JSON Schema: the tool validates its own arguments.
     pub fn input_schema(mut self, schema: Value) -> Self {
         self.input = Some(Ok(InputSchema::Raw(schema)));

@@ -1,0 +1,149 @@
+//! The binding bridge of one run: each `tools.x(args)` from the isolate becomes a sub-call
+//! through the complete pipeline, with the outer execution as parent, scheduled by a per-run
+//! [`CallQueue`] (submission order; safe calls overlap up to `maxParallelSubCalls`;
+//! exclusive calls are barriers).
+
+use super::events::{CodeEvents, DispatchEnd, DispatchStart, now_ms};
+use crate::pipeline::{CallQueue, ToolRuntime};
+use crate::runtime::{BindingHost, LogStream};
+use crate::tool::{ContextMessage, Signal, ToolExecution, ToolExecutionInput};
+use futures::future::BoxFuture;
+use parking_lot::Mutex;
+use serde_json::Value;
+use std::sync::Arc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// Host side of one run.
+pub struct Bridge {
+    queue: Arc<CallQueue>,
+    outer: Arc<ToolExecution>,
+    /// Fires when the run settles for any reason (and follows the outer signal).
+    settled: CancellationToken,
+    events: Arc<dyn CodeEvents>,
+    handle: tokio::runtime::Handle,
+    state: Mutex<BridgeState>,
+}
+
+#[derive(Default)]
+struct BridgeState {
+    submitted: u64,
+    in_flight: Vec<JoinHandle<()>>,
+    /// Sub-call contexts by dispatch number, deferred through the outer result in order.
+    contexts: Vec<(u64, Vec<ContextMessage>)>,
+}
+
+impl Bridge {
+    /// A bridge for the run of `outer`, cancelled by `settled`.
+    pub fn new(
+        runtime: Arc<ToolRuntime>,
+        outer: Arc<ToolExecution>,
+        settled: CancellationToken,
+        events: Arc<dyn CodeEvents>,
+    ) -> Arc<Self> {
+        let bound = runtime.settings().max_parallel;
+        Arc::new(Bridge {
+            queue: CallQueue::new(runtime, bound, false),
+            outer,
+            settled,
+            events,
+            handle: tokio::runtime::Handle::current(),
+            state: Mutex::new(BridgeState::default()),
+        })
+    }
+
+    /// Aborts what is still running, waits for every sub-call to settle, and returns the
+    /// sub-calls' contexts in dispatch order.
+    pub async fn drain(&self) -> Vec<ContextMessage> {
+        self.settled.cancel();
+        loop {
+            let pending = std::mem::take(&mut self.state.lock().in_flight);
+            if pending.is_empty() {
+                break;
+            }
+            for task in pending {
+                let _ = task.await;
+            }
+        }
+        let mut contexts = std::mem::take(&mut self.state.lock().contexts);
+        contexts.sort_by_key(|(n, _)| *n);
+        contexts.into_iter().flat_map(|(_, c)| c).collect()
+    }
+}
+
+impl BindingHost for Arc<Bridge> {
+    fn call(&self, name: &str, arguments: Value) -> BoxFuture<'static, Result<Value, String>> {
+        let (answer, receiver) = tokio::sync::oneshot::channel();
+        let ticket = self.queue.ticket();
+        let mut state = self.state.lock();
+        state.submitted += 1;
+        let number = state.submitted;
+        let outer = &self.outer;
+        let id = format!("{}:code:{number}", outer.call_id);
+        let input = ToolExecutionInput {
+            call_id: Arc::from(id.as_str()),
+            name: Arc::from(name),
+            arguments: arguments.clone(),
+            signal: Signal::new(self.settled.clone()),
+            agent: outer.agent.clone(),
+            parent: Some(outer.token),
+        };
+        let bridge = self.clone();
+        let (name, parent) = (name.to_string(), outer.call_id.to_string());
+        let task = self.handle.spawn(async move {
+            let started = Mutex::new(0.0);
+            let on_start = || {
+                let time = now_ms();
+                *started.lock() = time;
+                let event = DispatchStart {
+                    id: id.clone(),
+                    parent: parent.clone(),
+                    name: name.clone(),
+                    arguments: arguments.clone(),
+                    time,
+                };
+                bridge.events.dispatch_start(event);
+            };
+            let Some(result) = bridge.queue.run(ticket, input, true, on_start).await else {
+                let _ = answer.send(Err(format!(
+                    "tool \"{name}\" was abandoned when the run settled"
+                )));
+                return;
+            };
+            let start = *started.lock();
+            bridge.events.dispatch_end(DispatchEnd {
+                id,
+                parent,
+                name: name.clone(),
+                arguments,
+                content: result.content.clone(),
+                is_error: result.is_error(),
+                time: (start, now_ms()),
+            });
+            if !result.additional_contexts.is_empty() {
+                bridge
+                    .state
+                    .lock()
+                    .contexts
+                    .push((number, result.additional_contexts.clone()));
+            }
+            let reply = match (result.value(), result.error()) {
+                (Some(value), _) => Ok(Value::clone(value)),
+                (None, Some(error)) => Err(error.message.clone()),
+                (None, None) => Err(format!("tool \"{name}\" produced no result")),
+            };
+            let _ = answer.send(reply);
+        });
+        state.in_flight.push(task);
+        drop(state);
+        Box::pin(async move {
+            receiver
+                .await
+                .unwrap_or_else(|_| Err("the run settled before the call finished".into()))
+        })
+    }
+
+    fn log(&self, stream: LogStream, text: &str) {
+        self.events.log(&self.outer.call_id, stream, text);
+    }
+}

@@ -1,0 +1,78 @@
+//! What Code Mode reports while a program runs: sub-call dispatch events and live output.
+//! The wire layer turns them into notifications; the CLI prints them.
+
+use crate::runtime::LogStream;
+use crate::tool::ContentBlock;
+use serde_json::Value;
+
+/// A sub-call entered the pipeline (`tools/codeDispatchStart`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DispatchStart {
+    /// `<parentCallId>:code:<n>`.
+    pub id: String,
+    /// The outer `run_code` call id.
+    pub parent: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments as submitted.
+    pub arguments: Value,
+    /// Start, ms since the Unix epoch.
+    pub time: f64,
+}
+
+/// A sub-call settled (`tools/codeDispatch`), with its model-facing outcome.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DispatchEnd {
+    /// `<parentCallId>:code:<n>`.
+    pub id: String,
+    /// The outer `run_code` call id.
+    pub parent: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments as submitted.
+    pub arguments: Value,
+    /// Final content of the sub-call.
+    pub content: Vec<ContentBlock>,
+    /// Failure flag.
+    pub is_error: bool,
+    /// Start and end, ms since the Unix epoch.
+    pub time: (f64, f64),
+}
+
+/// Receives Code Mode events. Implementations must not block.
+pub trait CodeEvents: Send + Sync + 'static {
+    /// A sub-call started.
+    fn dispatch_start(&self, event: DispatchStart);
+    /// A sub-call settled.
+    fn dispatch_end(&self, event: DispatchEnd);
+    /// One line of live program output of the run `call_id`.
+    fn log(&self, call_id: &str, stream: LogStream, text: &str);
+}
+
+/// Discards every event (a library user that does not listen).
+pub struct NoEvents;
+
+impl CodeEvents for NoEvents {
+    fn dispatch_start(&self, _: DispatchStart) {}
+    fn dispatch_end(&self, _: DispatchEnd) {}
+    fn log(&self, _: &str, _: LogStream, _: &str) {}
+}
+
+/// The wire spelling of a stream.
+pub fn stream_name(stream: LogStream) -> &'static str {
+    match stream {
+        LogStream::Log => "log",
+        LogStream::Info => "info",
+        LogStream::Warn => "warn",
+        LogStream::Error => "error",
+        LogStream::Debug => "debug",
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64() * 1000.0)
+        .unwrap_or(0.0)
+}

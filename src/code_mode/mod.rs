@@ -1,0 +1,101 @@
+//! Code Mode: the reserved `run_code` tool, its per-run binding bridge, and the SDK the
+//! model reads. The program runs in a fresh isolate ([`crate::runtime`]); every
+//! `await tools.x(args)` re-enters the complete pipeline with the outer call as parent.
+
+mod bridge;
+mod events;
+mod tool;
+
+pub use events::{CodeEvents, DispatchEnd, DispatchStart, NoEvents, stream_name};
+pub use tool::{EMPTY_RUN, render_run};
+
+use crate::codegen::{self, SdkTool};
+use crate::pipeline::ToolRuntime;
+use crate::registry::RegistryError;
+use crate::runtime::{IsolatePool, PoolConfig, RunLimits};
+use crate::tool::{AgentId, ToolError};
+use dsh_tools_protocol::CodeRuntimeConfig;
+use parking_lot::RwLock;
+use std::sync::{Arc, OnceLock};
+
+/// Code Mode state shared by every `run_code` call of one runtime.
+pub struct CodeMode {
+    config: RwLock<CodeRuntimeConfig>,
+    pool: OnceLock<Result<IsolatePool, String>>,
+    events: RwLock<Arc<dyn CodeEvents>>,
+}
+
+impl CodeMode {
+    /// Installs `run_code` into `runtime`'s registry and returns the shared state.
+    pub fn install(
+        runtime: &Arc<ToolRuntime>,
+        config: CodeRuntimeConfig,
+    ) -> Result<Arc<CodeMode>, RegistryError> {
+        let code = Arc::new(CodeMode {
+            config: RwLock::new(config),
+            pool: OnceLock::new(),
+            events: RwLock::new(Arc::new(NoEvents)),
+        });
+        let definition = tool::definition(Arc::downgrade(runtime), code.clone())?;
+        runtime.registry().install_run_code(definition);
+        Ok(code)
+    }
+
+    /// Replaces the budgets of later runs (the pool's size and heap cap are fixed once started).
+    pub fn configure(&self, config: CodeRuntimeConfig) {
+        *self.config.write() = config;
+    }
+
+    /// Routes dispatch events and live output to `events`.
+    pub fn set_events(&self, events: Arc<dyn CodeEvents>) {
+        *self.events.write() = events;
+    }
+
+    /// Starts the isolate pool now, so the first run does not pay for it.
+    pub fn prewarm(&self) -> Result<(), ToolError> {
+        self.pool().map(|_| ())
+    }
+
+    /// The TypeScript SDK over what `agent` sees (lexicographic, byte-identical for an
+    /// unchanged tool set).
+    pub fn sdk(runtime: &ToolRuntime, agent: Option<&AgentId>) -> String {
+        let visible = runtime.registry().visible(agent);
+        let tools: Vec<SdkTool> = visible
+            .iter()
+            .map(|t| SdkTool {
+                name: &t.definition.name,
+                description: &t.definition.description,
+                input_schema: t.definition.input.json_schema(),
+                output_schema: &t.definition.output.json_schema,
+            })
+            .collect();
+        codegen::typescript_sdk(&tools)
+    }
+
+    fn events(&self) -> Arc<dyn CodeEvents> {
+        self.events.read().clone()
+    }
+
+    fn limits(&self) -> RunLimits {
+        let config = self.config.read();
+        RunLimits {
+            compute_ms: config.compute_ms,
+            max_wall_ms: config.max_wall_ms,
+            max_output_bytes: config.max_output_bytes,
+        }
+    }
+
+    fn pool(&self) -> Result<&IsolatePool, ToolError> {
+        let pool = self.pool.get_or_init(|| {
+            let config = self.config.read();
+            let size = usize::try_from(config.pool_size).unwrap_or(1).max(1);
+            IsolatePool::new(PoolConfig {
+                size,
+                max_heap_mb: config.max_heap_mb,
+            })
+            .map_err(|e| e.to_string())
+        });
+        pool.as_ref()
+            .map_err(|e| ToolError::new(format!("the Code Mode runtime could not start: {e}")))
+    }
+}

@@ -1,0 +1,147 @@
+//! The reserved `run_code` tool: validates the description, runs the program in a fresh
+//! isolate with a [`Bridge`], drains the bridge, and shapes `{ logs, result? }` or the
+//! `code run failed (<kind>): <message>` failure.
+
+use super::CodeMode;
+use super::bridge::Bridge;
+use crate::codegen;
+use crate::json;
+use crate::pipeline::ToolRuntime;
+use crate::registry::{RUN_CODE, RegistryError};
+use crate::runtime::{RunFailure, RunRequest};
+use crate::tool::{
+    BodyOutput, ContentBlock, HarnessCode, Render, Renderer, ToolDefinition, ToolError,
+    ToolExecution, ToolRunContext,
+};
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+use std::sync::{Arc, Weak};
+
+/// Content of a run with neither output nor result.
+pub const EMPTY_RUN: &str = "(run_code completed with no output)";
+
+/// The `run_code` definition over `runtime` (held weakly: the runtime owns the definition).
+pub fn definition(
+    runtime: Weak<ToolRuntime>,
+    code: Arc<CodeMode>,
+) -> Result<ToolDefinition, RegistryError> {
+    ToolDefinition::builder(RUN_CODE)
+        .description(codegen::run_code_description(""))
+        .validated_input_schema(codegen::run_code_input_schema())
+        .output_json_schema(json!({
+            "type": "object",
+            "properties": {
+                "logs": { "type": "array", "items": { "type": "string" } },
+                "result": {}
+            },
+            "required": ["logs"],
+            "additionalProperties": false
+        }))
+        .render(Render::Custom(Arc::new(RunRenderer)))
+        .body(move |ctx: ToolRunContext| {
+            let (runtime, code) = (runtime.upgrade(), code.clone());
+            async move {
+                let runtime =
+                    runtime.ok_or_else(|| ToolError::new("the tool runtime is shutting down"))?;
+                run(runtime, code, ctx).await
+            }
+        })
+}
+
+async fn run(
+    runtime: Arc<ToolRuntime>,
+    code: Arc<CodeMode>,
+    ctx: ToolRunContext,
+) -> Result<BodyOutput, ToolError> {
+    let arguments = ctx.arguments();
+    let source = arguments
+        .get("code")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let described = arguments
+        .get("description")
+        .and_then(Value::as_str)
+        .is_some_and(|d| !d.trim().is_empty());
+    if !described {
+        return Err(ToolError::new(
+            "invalid description: expected a non-empty string",
+        ));
+    }
+    let settled = ctx.signal.to_token().child_token();
+    let bridge = Bridge::new(
+        runtime,
+        ctx.execution.clone(),
+        settled.clone(),
+        code.events(),
+    );
+    let request = RunRequest {
+        code: source,
+        limits: code.limits(),
+        host: Arc::new(bridge.clone()),
+        abort: settled,
+    };
+    let outcome = code.pool()?.run(request).await;
+    for context in bridge.drain().await {
+        ctx.defer_context(context);
+    }
+    match outcome.result {
+        Ok(result) => {
+            let mut value = json!({ "logs": outcome.logs });
+            if let (Some(result), Value::Object(object)) = (result, &mut value) {
+                object.insert("result".into(), result);
+            }
+            Ok(BodyOutput::from(value))
+        }
+        Err(failure) => Err(failed(&failure, &outcome.logs)),
+    }
+}
+
+/// `code run failed (<kind>): <message>` plus the captured lines.
+fn failed(failure: &RunFailure, logs: &[String]) -> ToolError {
+    let mut message = format!("code run failed ({}): {}", failure.kind, failure.message);
+    if !logs.is_empty() {
+        message.push_str("\nCaptured output:\n");
+        message.push_str(&logs.join("\n"));
+    }
+    ToolError::harness(HarnessCode::CodeRunFailed, message)
+}
+
+/// Printed lines, then the rendered result (strings raw, other JSON pretty, `null` explicit).
+struct RunRenderer;
+
+impl Renderer for RunRenderer {
+    fn render(
+        &self,
+        _: &ToolExecution,
+        _: &str,
+        value: &Value,
+    ) -> BoxFuture<'static, Result<Vec<ContentBlock>, ToolError>> {
+        let text = render_run(value);
+        Box::pin(async move { Ok(vec![ContentBlock::text(text)]) })
+    }
+}
+
+/// The model-facing text of a completed run.
+pub fn render_run(value: &Value) -> String {
+    let mut parts: Vec<String> = value
+        .get("logs")
+        .and_then(Value::as_array)
+        .map(|lines| {
+            lines
+                .iter()
+                .filter_map(|l| l.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    match value.get("result") {
+        None => {}
+        Some(Value::String(text)) => parts.push(text.clone()),
+        Some(other) => parts.push(json::render_pretty(other)),
+    }
+    if parts.is_empty() {
+        EMPTY_RUN.to_string()
+    } else {
+        parts.join("\n")
+    }
+}

@@ -1,0 +1,106 @@
+//! Prompt assembly (`tools/prompt`): what one scope's model is shown — function definitions
+//! and the Code Mode sections — in a deterministic, prefix-cache-friendly form.
+
+use crate::code_mode::CodeMode;
+use crate::codegen;
+use crate::pipeline::ToolRuntime;
+use crate::registry::RUN_CODE;
+use crate::tool::AgentId;
+use dsh_tools_protocol::{
+    CodeLanguage, PresentationMode, PromptAssembly, PromptSection, PromptTool,
+};
+
+/// The rule stated under `code` (order 99, before per-tool guidance).
+pub const CODE_ONLY_RULE: &str = "Only `run_code` is callable directly. Every other tool in the SDK below is reachable \
+only from inside a `run_code` program as `await tools.<name>(args)`; calling it directly fails.";
+
+/// Why assembly was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PromptError {
+    /// `toolOrder` names a tool this presentation does not contribute.
+    #[error("tools.toolOrder lists \"{0}\", which the {1} presentation does not contribute")]
+    OrderNotContributed(String, &'static str),
+    /// The configured Code Mode language has no SDK renderer in this host.
+    #[error("codeRuntime.language \"{0}\" has no SDK renderer in this host")]
+    NoRenderer(&'static str),
+}
+
+impl PromptError {
+    /// The `data.code` string.
+    pub fn code(&self) -> &'static str {
+        match self {
+            PromptError::OrderNotContributed(..) => "TOOL_ORDER",
+            PromptError::NoRenderer(_) => "NO_SDK_RENDERER",
+        }
+    }
+}
+
+/// Assembles the prompt of `agent`'s scope.
+pub fn assemble(
+    runtime: &ToolRuntime,
+    agent: Option<&AgentId>,
+    tool_order: &[String],
+    language: CodeLanguage,
+) -> Result<PromptAssembly, PromptError> {
+    let mode = runtime.registry().mode(agent);
+    let mode_name = match mode {
+        PresentationMode::Native => "native",
+        PresentationMode::Code => "code",
+        PresentationMode::Both => "both",
+    };
+    let mut tools: Vec<PromptTool> = Vec::new();
+    if mode != PresentationMode::Code {
+        tools.extend(
+            runtime
+                .registry()
+                .visible(agent)
+                .iter()
+                .map(|t| PromptTool {
+                    name: t.definition.name.to_string(),
+                    description: t.definition.description.clone(),
+                    input_schema: t.definition.input.json_schema().clone(),
+                }),
+        );
+    }
+    let mut sections = Vec::new();
+    if mode != PresentationMode::Native {
+        if language != CodeLanguage::Typescript {
+            return Err(PromptError::NoRenderer("python"));
+        }
+        let rule = if mode == PresentationMode::Code {
+            CODE_ONLY_RULE
+        } else {
+            ""
+        };
+        sections.push(PromptSection {
+            name: "tools:code-only".into(),
+            order: 99,
+            text: rule.into(),
+        });
+        sections.push(PromptSection {
+            name: "tools:sdk".into(),
+            order: 150,
+            text: CodeMode::sdk(runtime, agent),
+        });
+        tools.push(PromptTool {
+            name: RUN_CODE.into(),
+            description: codegen::run_code_description(""),
+            input_schema: codegen::run_code_input_schema(),
+        });
+    }
+    let known = runtime.registry().known_names(None);
+    let mut ordered = Vec::with_capacity(tools.len());
+    for name in tool_order {
+        match tools.iter().position(|t| &t.name == name) {
+            Some(index) => ordered.push(tools.remove(index)),
+            // A reserved or restricted-away name may be listed; it just contributes nothing.
+            None if mode != PresentationMode::Code && known.contains(name.as_str()) => {}
+            None => return Err(PromptError::OrderNotContributed(name.clone(), mode_name)),
+        }
+    }
+    ordered.extend(tools);
+    Ok(PromptAssembly {
+        sections,
+        tools: ordered,
+    })
+}

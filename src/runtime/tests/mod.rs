@@ -1,0 +1,7 @@
+//! Tests of the runtime through its public API: golden programs, hostile programs, and pool behavior.
+
+mod golden;
+mod hostile;
+mod lossless;
+mod pool;
+mod support;

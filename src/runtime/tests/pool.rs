@@ -1,0 +1,140 @@
+//! Pool behavior: concurrency, aborts, shutdown, startup validation and the bytecode cache.
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::support::{LIMITS, TestHost, cache_home, failed, new_pool, ok, run_on};
+use crate::runtime::{FailureKind, IsolatePool, PoolConfig, RunOutcome, RuntimeError};
+
+#[tokio::test]
+async fn two_hundred_concurrent_runs_are_all_answered() {
+    let pool = new_pool(2, 64);
+    let host = Arc::new(TestHost::default());
+    let runs = (0..200).map(|i| {
+        let pool = pool.clone();
+        let host = host.clone();
+        async move {
+            let code = format!("return {i} + (await tools.echo({{n: {i}}})).n");
+            run_on(&pool, &code, LIMITS, &host).await
+        }
+    });
+    let outcomes = futures::future::join_all(runs).await;
+    for (i, outcome) in outcomes.into_iter().enumerate() {
+        assert_eq!(outcome.result, ok(json!(2 * i)), "run {i}");
+    }
+    assert_eq!(host.calls.lock().len(), 200);
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_abort_token_ends_the_run() {
+    let pool = new_pool(1, 64);
+    let aborted = |logs: Vec<String>| RunOutcome {
+        logs,
+        result: failed(FailureKind::Abort, "run aborted"),
+    };
+    // Fired by the host while the program waits on it.
+    let host = Arc::new(TestHost::default());
+    let outcome = run_on(
+        &pool,
+        "console.log('started');\nawait tools.abort({});",
+        LIMITS,
+        &host,
+    )
+    .await;
+    assert_eq!(outcome, aborted(vec!["started".to_owned()]));
+    // Fired while the program spins.
+    let host = Arc::new(TestHost::default());
+    let outcome = run_on(&pool, "tools.abort({});\nwhile (true) {}", LIMITS, &host).await;
+    assert_eq!(outcome, aborted(vec![]));
+    // Already fired: nothing runs.
+    let host = Arc::new(TestHost::default());
+    host.abort.cancel();
+    let outcome = run_on(&pool, "await tools.echo({});", LIMITS, &host).await;
+    assert_eq!(outcome, aborted(vec![]));
+    assert!(host.calls.lock().is_empty());
+    // The pool still serves.
+    let host = Arc::new(TestHost::default());
+    let outcome = run_on(&pool, "return 7", LIMITS, &host).await;
+    assert_eq!(outcome.result, ok(json!(7)));
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_ends_runs_and_refuses_new_ones() {
+    let pool = new_pool(2, 64);
+    let host = Arc::new(TestHost::default());
+    let waiting = {
+        let pool = pool.clone();
+        let host = host.clone();
+        tokio::spawn(async move { run_on(&pool, "await tools.never({});", LIMITS, &host).await })
+    };
+    // The run is in flight once the host saw its call.
+    while host.calls.lock().is_empty() {
+        tokio::task::yield_now().await;
+    }
+    pool.shutdown().await;
+    let shut_down = failed(FailureKind::WorkerExit, "isolate pool shut down");
+    assert_eq!(waiting.await.unwrap().result, shut_down);
+    assert_eq!(pool.ready_isolates(), 0);
+    let outcome = run_on(&pool, "return 1", LIMITS, &host).await;
+    assert_eq!(outcome.result, shut_down);
+}
+
+#[tokio::test]
+async fn dropping_a_run_stops_its_isolate() {
+    let pool = new_pool(1, 64);
+    let host = Arc::new(TestHost::default());
+    {
+        let run = run_on(&pool, "tools.never({});\nwhile (true) {}", LIMITS, &host);
+        tokio::pin!(run);
+        // Poll until the program is running, then drop the run.
+        while host.calls.lock().is_empty() {
+            futures::poll!(run.as_mut())
+                .is_pending()
+                .then_some(())
+                .unwrap();
+            tokio::task::yield_now().await;
+        }
+    }
+    // The single isolate was stopped and replaced, so the next run is served.
+    let outcome = run_on(&pool, "return 'next'", LIMITS, &host).await;
+    assert_eq!(outcome.result, ok(json!("next")));
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn invalid_configs_are_refused() {
+    let refused = |size, max_heap_mb| IsolatePool::new(PoolConfig { size, max_heap_mb }).err();
+    assert_eq!(
+        refused(0, 64),
+        Some(RuntimeError::InvalidConfig("size must be at least 1"))
+    );
+    assert_eq!(
+        refused(1, 0),
+        Some(RuntimeError::InvalidConfig(
+            "max_heap_mb must be at least 1"
+        ))
+    );
+    assert!(matches!(refused(1, 1), Some(RuntimeError::Isolate(_))));
+}
+
+#[tokio::test]
+async fn programs_never_reach_the_bytecode_cache() {
+    let home = cache_home();
+    let pool = new_pool(1, 64);
+    let host = Arc::new(TestHost::default());
+    for code in [
+        "return 'cache probe one'",
+        "throw new Error('cache probe two')",
+    ] {
+        run_on(&pool, code, LIMITS, &host).await;
+    }
+    pool.shutdown().await;
+    let entries: Vec<_> = std::fs::read_dir(home).unwrap().collect();
+    assert!(entries.is_empty(), "{entries:?}");
+    assert!(std::env::var_os("V82JSC_NO_BC_CACHE").is_some());
+}
