@@ -1,4 +1,7 @@
-//! The `dsh-tools` binary: `serve` (default) speaks the wire protocol on stdio.
+//! The `dsh-tools` binary: `serve` (default) speaks the wire protocol on stdio; `run`
+//! executes one Code Mode program locally; `sdk` prints the generated SDK.
+
+mod cli;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -38,6 +41,13 @@ enum Command {
         #[arg(long, default_value = "lsp")]
         framing: String,
     },
+    /// Run one Code Mode program (TypeScript) against the configured tools.
+    Run {
+        /// The program: the body of an async function.
+        file: PathBuf,
+    },
+    /// Print the Code Mode SDK for the configured tools.
+    Sdk,
     /// Write protocol/generated/ (JSON Schema and TypeScript declarations of the wire types).
     GenerateProtocol {
         /// Output directory.
@@ -74,6 +84,16 @@ fn main() -> anyhow::Result<()> {
             let code = runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout(), options));
             runtime.shutdown_background();
             std::process::exit(code);
+        }
+        Command::Run { file } => {
+            let code = runtime.block_on(cli::run_program(&file, &parsed))?;
+            runtime.shutdown_background();
+            std::process::exit(code);
+        }
+        Command::Sdk => {
+            let sdk = runtime.block_on(async { cli::sdk_text(&parsed) })?;
+            std::io::Write::write_all(&mut std::io::stdout(), format!("{sdk}\n").as_bytes())?;
+            Ok(())
         }
         Command::GenerateProtocol { out } => {
             std::fs::create_dir_all(&out)?;

@@ -1,0 +1,74 @@
+//! `dsh-tools run FILE.ts`: run one Code Mode program against the configured tools and show
+//! its output and each dispatch with timings.
+
+use dsh_tools::ToolExecutionInput;
+use dsh_tools::code_mode::{CodeEvents, CodeMode, DispatchEnd, DispatchStart};
+use dsh_tools::runtime::LogStream;
+use dsh_tools::tool::ContentBlock;
+use dsh_tools_protocol::HostConfig;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Runs the program in `path`; returns the process exit code (0 success, 1 failure).
+pub async fn run_program(path: &Path, config: &HostConfig) -> anyhow::Result<i32> {
+    let code = std::fs::read_to_string(path)?;
+    let (runtime, code_mode) = super::local_runtime(config)?;
+    code_mode.set_events(Arc::new(Printer));
+    let description = format!("run {}", path.display());
+    let arguments = serde_json::json!({ "code": code, "description": description });
+    let started = std::time::Instant::now();
+    let result = runtime
+        .execute(ToolExecutionInput::new("cli", "run_code", arguments))
+        .await;
+    let elapsed = started.elapsed();
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "── run_code {} in {:.1} ms",
+        if result.is_error() {
+            "failed"
+        } else {
+            "completed"
+        },
+        ms(elapsed)
+    )?;
+    for block in &result.content {
+        if let ContentBlock::Text(text) = block {
+            writeln!(out, "{}", text.text)?;
+        }
+    }
+    drop(code_mode);
+    Ok(if result.is_error() { 1 } else { 0 })
+}
+
+fn ms(duration: std::time::Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+/// Prints each settled dispatch with its duration (live output is shown by the result).
+struct Printer;
+
+impl CodeEvents for Printer {
+    fn dispatch_start(&self, _: DispatchStart) {}
+
+    fn dispatch_end(&self, event: DispatchEnd) {
+        let status = if event.is_error { "✗" } else { "✓" };
+        let arguments = dsh_tools::json::render_compact(&event.arguments);
+        let line = format!(
+            "{status} {} {} {arguments} ({:.1} ms)",
+            event.id,
+            event.name,
+            event.time.1 - event.time.0
+        );
+        let _ = writeln!(std::io::stdout().lock(), "{line}");
+    }
+
+    fn log(&self, _: &str, _: LogStream, _: &str) {}
+}
+
+/// The SDK text for the configured tools.
+pub fn sdk_text(config: &HostConfig) -> anyhow::Result<String> {
+    let (runtime, _code) = super::local_runtime(config)?;
+    Ok(CodeMode::sdk(&runtime, None))
+}
