@@ -58,7 +58,12 @@ pub fn parse(value: Value) -> Result<HostConfig, ConfigError> {
 
 fn validate(config: &HostConfig) -> Result<(), ConfigError> {
     let runtime = &config.code_runtime;
-    let checks: [(bool, &str, &str); 9] = [
+    let checks: [(bool, &str, &str); 10] = [
+        (
+            config.pipeline.hook_timeout_ms > 0,
+            "config.pipeline.hookTimeoutMs",
+            "must be positive",
+        ),
         (
             config.tools.max_parallel_sub_calls >= 1,
             "config.tools.maxParallelSubCalls",

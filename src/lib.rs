@@ -5,6 +5,7 @@
 //! - [`rpc`]: the method table, lifecycle and wire conversions over [`transport`];
 //! - [`transport`]: framing, the single writer task, host→client requests;
 //! - [`pipeline`]: one execution from arguments to final result, hooks, scheduling;
+//! - [`policy`]: permission rules (Claude Code syntax), retry and metrics wrappers;
 //! - [`prompt`]: prompt assembly per scope (native definitions, Code Mode sections);
 //! - [`registry`]: layers, shadowing, restrictions, presentation, resolution;
 //! - [`tool`]: definitions, executions and results;
@@ -19,6 +20,7 @@ pub mod codegen;
 pub mod config;
 pub mod json;
 pub mod pipeline;
+pub mod policy;
 pub mod prompt;
 pub mod registry;
 pub mod rpc;

@@ -167,7 +167,11 @@ timeout: TimeoutConfig,
 /**
  * Retries of idempotent tools.
  */
-retry: RetryConfig, };
+retry: RetryConfig, 
+/**
+ * How long a client hook may take before the call fails closed (ms, > 0).
+ */
+hookTimeoutMs: number, };
 
 export type TimeoutConfig = { 
 /**

@@ -113,13 +113,25 @@ impl Default for CodeRuntimeConfig {
 }
 
 /// `pipeline` section.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct PipelineConfig {
     /// Deadline enforcement.
     pub timeout: TimeoutConfig,
     /// Retries of idempotent tools.
     pub retry: RetryConfig,
+    /// How long a client hook may take before the call fails closed (ms, > 0).
+    pub hook_timeout_ms: u64,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        PipelineConfig {
+            timeout: TimeoutConfig::default(),
+            retry: RetryConfig::default(),
+            hook_timeout_ms: 30_000,
+        }
+    }
 }
 
 /// `pipeline.timeout`.

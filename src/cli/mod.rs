@@ -6,6 +6,7 @@ pub use run::{run_program, sdk_text};
 
 use dsh_tools::ToolRuntime;
 use dsh_tools::code_mode::CodeMode;
+use dsh_tools::policy::PolicySet;
 use dsh_tools_protocol::{HostConfig, PresentationMode};
 use std::sync::Arc;
 
@@ -16,5 +17,6 @@ pub fn local_runtime(config: &HostConfig) -> anyhow::Result<(Arc<ToolRuntime>, A
     config.tools.mode = PresentationMode::Code;
     let runtime = ToolRuntime::new(&config);
     let code = CodeMode::install(&runtime, config.code_runtime.clone())?;
+    PolicySet::install(&runtime, &config)?;
     Ok((runtime, code))
 }

@@ -1,5 +1,6 @@
 //! Conversions at the wire boundary: internal pipeline types ⇄ `dsh_tools_protocol` types.
 
+use crate::pipeline::hooks::{BlockFeedback, PostDecision, PreDecision};
 use crate::registry::RegisteredTool;
 use crate::tool::{Outcome, ToolExecution, ToolExecutionResult};
 use dsh_tools_protocol as wire;
@@ -51,5 +52,51 @@ pub fn tool_schema(tool: &RegisteredTool) -> wire::ToolSchema {
         description: definition.description.clone(),
         input_schema: definition.input.json_schema().clone(),
         output_schema: definition.output.json_schema.clone(),
+    }
+}
+
+/// The full view hooks and approvers see.
+pub fn execution_view(execution: &ToolExecution) -> wire::ExecutionView {
+    wire::ExecutionView {
+        token: execution.token.to_string(),
+        call_id: execution.call_id.to_string(),
+        name: execution.name.to_string(),
+        arguments: serde_json::Value::clone(&execution.arguments),
+        agent: execution.agent.as_ref().map(ToString::to_string),
+        parent: execution.parent.map(|p| p.to_string()),
+    }
+}
+
+/// A client's pre-execute decision.
+pub fn pre_decision(decision: wire::PreToolDecision) -> PreDecision {
+    match decision {
+        wire::PreToolDecision::Allow => PreDecision::Allow,
+        wire::PreToolDecision::Deny { reason } => PreDecision::Deny(reason),
+        wire::PreToolDecision::Ask { reason } => PreDecision::Ask(reason),
+    }
+}
+
+/// A client's post-execute decision.
+pub fn post_decision(decision: wire::PostToolDecision) -> PostDecision {
+    match decision {
+        wire::PostToolDecision::Accept {
+            content,
+            value,
+            additional_contexts,
+        } => PostDecision::Accept {
+            content,
+            value,
+            additional_contexts,
+        },
+        wire::PostToolDecision::Block {
+            feedback,
+            additional_contexts,
+        } => PostDecision::Block {
+            feedback: match feedback {
+                wire::BlockFeedback::Text(text) => BlockFeedback::Text(text),
+                wire::BlockFeedback::Blocks(blocks) => BlockFeedback::Blocks(blocks),
+            },
+            additional_contexts,
+        },
     }
 }

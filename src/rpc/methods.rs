@@ -1,9 +1,11 @@
 //! The method table (jsonrpsee `RpcModule`): typed params in, wire results out.
 
 use super::errors::{invalid_params, rpc_error};
+use super::hooks::{ClientApprover, ClientHook};
 use super::session::{Lifecycle, RequestSignal, Session};
 use super::{client_tool, convert, params};
 use crate::config;
+use crate::policy::{PolicySet, ToolMetrics};
 use crate::registry::Restriction;
 use crate::tool::{AgentId, Signal, ToolExecutionInput};
 use dsh_tools_protocol::{self as wire, error_codes};
@@ -58,6 +60,9 @@ pub fn table(session: Arc<Session>) -> RpcModule<Session> {
     method!("tools/execute", execute);
     method!("tools/executeBatch", execute_batch);
     method!("tools/prompt", prompt);
+    method!("tools/metrics", metrics);
+    method!("hooks/subscribe", subscribe);
+    method!("hooks/unsubscribe", unsubscribe);
     module
 }
 
@@ -93,7 +98,19 @@ async fn initialize(
     }
     let config =
         config::parse(merged).map_err(|e| invalid_params(format!("invalid params: {e}")))?;
+    let mut policy = session.policy.lock();
+    match policy.as_mut() {
+        Some(set) => set.replace(&session.runtime, &config),
+        None => PolicySet::install(&session.runtime, &config).map(|set| *policy = Some(set)),
+    }
+    .map_err(|e| invalid_params(format!("invalid params: {e}")))?;
+    drop(policy);
     session.runtime.configure(&config);
+    if params.capabilities.approval {
+        session
+            .runtime
+            .set_approver(Some(Arc::new(ClientApprover(session.peer.clone()))));
+    }
     session.code.configure(config.code_runtime.clone());
     if config.tools.mode != wire::PresentationMode::Native {
         // Warm isolates before the first run; a failure here surfaces on that run instead.
@@ -340,4 +357,66 @@ async fn prompt(
         config.code_runtime.language,
     )
     .map_err(|e| rpc_error(error_codes::REQUEST_FAILED, e.to_string(), Some(e.code())))
+}
+
+async fn metrics(
+    _: RpcResult<serde_json::Value>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<Vec<ToolMetrics>> {
+    Ok(session
+        .policy
+        .lock()
+        .as_ref()
+        .map(|p| p.metrics.snapshot())
+        .unwrap_or_default())
+}
+
+async fn subscribe(
+    params: RpcResult<wire::SubscribeParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<wire::SubscribeResult> {
+    let params = params?;
+    if !session.capabilities.lock().hooks {
+        return Err(rpc_error(
+            error_codes::REQUEST_FAILED,
+            "hooks/subscribe needs the hooks client capability (declare capabilities.hooks in initialize)",
+            Some("CLIENT_CAPABILITY"),
+        ));
+    }
+    let scope = known_scope(&session, params.agent)?;
+    let mut subscriptions = session.subscriptions.lock();
+    let subscription = format!("hook:{}", subscriptions.len() + 1);
+    let timeout_ms = session.config.lock().pipeline.hook_timeout_ms;
+    let hook = Arc::new(ClientHook {
+        subscription: subscription.clone(),
+        peer: session.peer.clone(),
+        timeout_ms,
+    });
+    let runtime = &session.runtime;
+    let id = match params.event {
+        wire::HookEvent::PreExecute => runtime.add_pre_execute(params.order, scope, hook),
+        wire::HookEvent::Guard => runtime.add_guard(params.order, scope, hook),
+        wire::HookEvent::PostExecute => runtime.add_post_execute(params.order, scope, hook),
+    };
+    subscriptions.insert(subscription.clone(), id);
+    Ok(wire::SubscribeResult { subscription })
+}
+
+async fn unsubscribe(
+    params: RpcResult<wire::UnsubscribeParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<()> {
+    let subscription = params?.subscription;
+    let id = session.subscriptions.lock().remove(&subscription);
+    match id {
+        Some(id) if session.runtime.remove_listener(id) => Ok(()),
+        _ => Err(rpc_error(
+            error_codes::REQUEST_FAILED,
+            format!("unknown subscription \"{subscription}\""),
+            Some("UNKNOWN_SUBSCRIPTION"),
+        )),
+    }
 }

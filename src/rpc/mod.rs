@@ -4,6 +4,7 @@
 mod client_tool;
 mod convert;
 mod errors;
+mod hooks;
 mod methods;
 mod params;
 mod server;

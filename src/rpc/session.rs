@@ -3,8 +3,9 @@
 
 use super::convert;
 use crate::code_mode::{CodeEvents, CodeMode, DispatchEnd, DispatchStart, stream_name};
-use crate::pipeline::ToolRuntime;
 use crate::pipeline::hooks::ResultObserver;
+use crate::pipeline::{ListenerId, ToolRuntime};
+use crate::policy::PolicySet;
 use crate::runtime::LogStream;
 use crate::tool::{ToolExecution, ToolExecutionResult};
 use crate::transport::{Outbox, Peer};
@@ -36,6 +37,8 @@ pub struct RequestSignal(pub CancellationToken);
 pub struct Session {
     pub runtime: Arc<ToolRuntime>,
     pub code: Arc<CodeMode>,
+    pub policy: Mutex<Option<PolicySet>>,
+    pub subscriptions: Mutex<HashMap<String, ListenerId>>,
     pub peer: Arc<Peer>,
     pub base_config: serde_json::Value,
     pub config: Mutex<HostConfig>,
@@ -58,6 +61,8 @@ impl Session {
         let session = Arc::new(Session {
             runtime,
             code,
+            policy: Mutex::new(None),
+            subscriptions: Mutex::new(HashMap::new()),
             peer,
             base_config,
             config: Mutex::new(config),

@@ -1,0 +1,61 @@
+//! Built-in policy configured by the host: Claude Code permission rules (with CC-name
+//! translation), retries of idempotent tools, and per-tool metrics.
+
+pub mod cc_names;
+mod metrics;
+pub mod permissions;
+mod retry;
+
+pub use metrics::{Metrics, MetricsWrapper, ToolMetrics};
+pub use permissions::{PermissionHook, Permissions, RuleError, Verdict};
+pub use retry::RetryWrapper;
+
+use crate::pipeline::{ListenerId, ToolRuntime};
+use dsh_tools_protocol::HostConfig;
+use std::sync::Arc;
+
+/// The listeners one configuration installed; `replace` swaps them for a new configuration.
+pub struct PolicySet {
+    listeners: Vec<ListenerId>,
+    /// The metrics table (kept across reconfiguration).
+    pub metrics: Arc<Metrics>,
+}
+
+impl PolicySet {
+    /// Installs the metrics wrapper (outermost after the timeout), and what `config` asks for.
+    pub fn install(runtime: &ToolRuntime, config: &HostConfig) -> Result<Self, RuleError> {
+        let mut set = PolicySet {
+            listeners: Vec::new(),
+            metrics: Arc::new(Metrics::default()),
+        };
+        set.replace(runtime, config)?;
+        Ok(set)
+    }
+
+    /// Replaces the installed listeners with those `config` asks for.
+    pub fn replace(&mut self, runtime: &ToolRuntime, config: &HostConfig) -> Result<(), RuleError> {
+        let permissions = Permissions::compile(&config.permissions)?;
+        for id in self.listeners.drain(..) {
+            runtime.remove_listener(id);
+        }
+        // Order: timeout (i32::MIN) wraps metrics, which wraps retries, which wrap the body.
+        let metrics = MetricsWrapper(self.metrics.clone());
+        self.listeners
+            .push(runtime.add_wrapper(i32::MIN + 1, None, Arc::new(metrics)));
+        let retry = &config.pipeline.retry;
+        if retry.max_attempts > 1 {
+            let wrapper = RetryWrapper {
+                max_attempts: retry.max_attempts,
+                backoff_ms: retry.backoff_ms,
+            };
+            self.listeners
+                .push(runtime.add_wrapper(i32::MIN + 2, None, Arc::new(wrapper)));
+        }
+        if !permissions.is_empty() {
+            let hook = PermissionHook(Arc::new(permissions));
+            self.listeners
+                .push(runtime.add_pre_execute(i32::MIN, None, Arc::new(hook)));
+        }
+        Ok(())
+    }
+}
