@@ -58,7 +58,7 @@ pub fn parse(value: Value) -> Result<HostConfig, ConfigError> {
 
 fn validate(config: &HostConfig) -> Result<(), ConfigError> {
     let runtime = &config.code_runtime;
-    let checks: [(bool, &str, &str); 9] = [
+    let checks: [(bool, &str, &str); 10] = [
         (
             config.tools.max_parallel_sub_calls >= 1,
             "config.tools.maxParallelSubCalls",
@@ -104,6 +104,13 @@ fn validate(config: &HostConfig) -> Result<(), ConfigError> {
             "config.transport.maxMessageBytes",
             "must be at least 1024",
         ),
+        // Below this even the protocol's own envelopes (`initialize` with a config,
+        // `tools/register` with a schema) would be refused.
+        (
+            config.transport.max_nesting_depth >= 32,
+            "config.transport.maxNestingDepth",
+            "must be at least 32",
+        ),
     ];
     match checks.iter().find(|(ok, _, _)| !ok) {
         Some((_, field, rule)) => Err(ConfigError(format!("{field}: {rule}"))),
@@ -144,6 +151,10 @@ mod tests {
             (
                 json!({ "pipeline": { "timeout": { "defaultMs": 0 } } }),
                 "config.pipeline.timeout.defaultMs: must be positive",
+            ),
+            (
+                json!({ "transport": { "maxNestingDepth": 31 } }),
+                "config.transport.maxNestingDepth: must be at least 32",
             ),
         ];
         for (config, expected) in cases {
