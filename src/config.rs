@@ -43,22 +43,47 @@ pub fn merge(base: &mut Value, over: Value) {
 
 /// Parses and validates a merged configuration.
 pub fn parse(value: Value) -> Result<HostConfig, ConfigError> {
-    let config: HostConfig = serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let field = if path == "." {
-            "config".to_string()
-        } else {
-            format!("config.{path}")
-        };
-        ConfigError(format!("{field}: {}", e.inner()))
-    })?;
+    let config: HostConfig = match serde_path_to_error::deserialize(&value) {
+        Ok(config) => config,
+        // With `arbitrary_precision` a `Value` number that does not fit its field (`-1`,
+        // `1.5`, `2^32` for a u32) only says "invalid number"; read from text, it says why.
+        Err(e) if e.inner().to_string() == "invalid number" => {
+            let text = value.to_string();
+            let mut json = serde_json::Deserializer::from_str(&text);
+            let error = serde_path_to_error::deserialize::<_, HostConfig>(&mut json).err();
+            return Err(error.map_or_else(
+                || naming(e.path(), "invalid number"),
+                |e| {
+                    // The position is in text the user never wrote.
+                    let inner = e.inner();
+                    let position = format!(" at line {} column {}", inner.line(), inner.column());
+                    let message = inner.to_string();
+                    naming(
+                        e.path(),
+                        message.strip_suffix(&position).unwrap_or(&message),
+                    )
+                },
+            ));
+        }
+        Err(e) => return Err(naming(e.path(), &e.inner().to_string())),
+    };
     validate(&config)?;
     Ok(config)
 }
 
+/// `config.<path>: <message>`.
+fn naming(path: &serde_path_to_error::Path, message: &str) -> ConfigError {
+    let path = path.to_string();
+    if path == "." {
+        ConfigError(format!("config: {message}"))
+    } else {
+        ConfigError(format!("config.{path}: {message}"))
+    }
+}
+
 fn validate(config: &HostConfig) -> Result<(), ConfigError> {
     let runtime = &config.code_runtime;
-    let checks: [(bool, &str, &str); 10] = [
+    let checks: [(bool, &str, &str); 11] = [
         (
             config.pipeline.hook_timeout_ms > 0,
             "config.pipeline.hookTimeoutMs",
@@ -109,6 +134,13 @@ fn validate(config: &HostConfig) -> Result<(), ConfigError> {
             "config.transport.maxMessageBytes",
             "must be at least 1024",
         ),
+        // Below this even the protocol's own envelopes (`initialize` with a config,
+        // `tools/register` with a schema) would be refused.
+        (
+            config.transport.max_nesting_depth >= 32,
+            "config.transport.maxNestingDepth",
+            "must be at least 32",
+        ),
     ];
     match checks.iter().find(|(ok, _, _)| !ok) {
         Some((_, field, rule)) => Err(ConfigError(format!("{field}: {rule}"))),
@@ -144,11 +176,31 @@ mod tests {
             ),
             (
                 json!({ "codeRuntime": { "computeMs": "x" } }),
-                "config.codeRuntime.computeMs: invalid type",
+                "config.codeRuntime.computeMs: invalid type: string \"x\", expected u64",
+            ),
+            (
+                json!({ "tools": { "mode": 5 } }),
+                "config.tools.mode: invalid type: number, expected string or map",
+            ),
+            (
+                json!({ "codeRuntime": { "computeMs": -1 } }),
+                "config.codeRuntime.computeMs: invalid value: integer `-1`, expected u64",
+            ),
+            (
+                json!({ "codeRuntime": { "computeMs": 1.5 } }),
+                "config.codeRuntime.computeMs: invalid type: floating point `1.5`, expected u64",
+            ),
+            (
+                json!({ "tools": { "maxParallelSubCalls": 4_294_967_296_u64 } }),
+                "config.tools.maxParallelSubCalls: invalid value: integer `4294967296`, expected u32",
             ),
             (
                 json!({ "pipeline": { "timeout": { "defaultMs": 0 } } }),
                 "config.pipeline.timeout.defaultMs: must be positive",
+            ),
+            (
+                json!({ "transport": { "maxNestingDepth": 31 } }),
+                "config.transport.maxNestingDepth: must be at least 32",
             ),
         ];
         for (config, expected) in cases {

@@ -5,12 +5,13 @@ use super::methods::{self, CONCURRENT_METHODS};
 use super::session::{Lifecycle, RequestSignal, Session};
 use crate::transport::framing::{FrameReader, Framing, ReadEvent};
 use crate::transport::{PeerError, spawn_writer};
-use dsh_tools_protocol::{HostConfig, error_codes};
+use dsh_tools_protocol::{HostConfig, TransportConfig, error_codes};
 use futures::FutureExt;
 use jsonrpsee::MethodCallback;
 use jsonrpsee::{ConnectionId, Extensions, RpcModule};
 use jsonrpsee_types::{Id, Params};
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::panic::AssertUnwindSafe;
@@ -37,7 +38,6 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let transport = options.config.transport.clone();
     let initial = if options.framing == Framing::Ndjson {
         Framing::Ndjson
     } else {
@@ -48,15 +48,17 @@ where
     let connection = Connection {
         methods: Arc::new(methods::table(session.clone())),
         session: session.clone(),
-        max_depth: transport.max_nesting_depth as usize,
     };
-    let max_bytes = usize::try_from(transport.max_message_bytes).unwrap_or(usize::MAX);
-    let mut reader = FrameReader::new(input, options.framing, max_bytes);
+    // The cap is set before every read below.
+    let mut reader = FrameReader::new(input, options.framing, usize::MAX);
     let mut tasks = JoinSet::new();
     let mut framing_known = false;
     let exit_code = loop {
         outbox.wait_below(OUTPUT_HIGH_WATER).await;
         while tasks.try_join_next().is_some() {}
+        // `initialize.config` may change the limits; it is answered before the next read.
+        let max_bytes = max_message_bytes(&session.config.lock().transport);
+        reader.set_max_message_bytes(max_bytes);
         match reader.next().await {
             ReadEvent::Message(bytes) => {
                 if !framing_known && let Some(framing) = reader.framing() {
@@ -92,6 +94,10 @@ where
     exit_code
 }
 
+fn max_message_bytes(transport: &TransportConfig) -> usize {
+    usize::try_from(transport.max_message_bytes).unwrap_or(usize::MAX)
+}
+
 fn framing_name(framing: Framing) -> &'static str {
     match framing {
         Framing::Ndjson => "ndjson",
@@ -125,7 +131,6 @@ fn present<'de, D: serde::Deserializer<'de>>(
 struct Connection {
     methods: Arc<RpcModule<Session>>,
     session: Arc<Session>,
-    max_depth: usize,
 }
 
 /// What one element of the input produced.
@@ -143,10 +148,10 @@ enum Handled {
 impl Connection {
     /// Handles one frame; `Some(code)` ends the connection.
     async fn handle(&self, bytes: Vec<u8>, tasks: &mut JoinSet<()>) -> Option<i32> {
-        if nesting_exceeds(&bytes, self.max_depth) {
+        let max_depth = self.session.config.lock().transport.max_nesting_depth as usize;
+        if nesting_exceeds(&bytes, max_depth) {
             let message = format!(
-                "invalid request: JSON nested deeper than transport.maxNestingDepth ({})",
-                self.max_depth
+                "invalid request: JSON nested deeper than transport.maxNestingDepth ({max_depth})"
             );
             self.session.peer.outbox().send(error_response(
                 None,
@@ -240,6 +245,16 @@ impl Connection {
     }
 
     async fn handle_one(&self, text: &str) -> Handled {
+        if !text.trim_start().starts_with('{') {
+            return Handled::Reply(match parse_json::<IgnoredAny>(text) {
+                Ok(_) => error_response(
+                    None,
+                    error_codes::INVALID_REQUEST,
+                    "invalid request: a message must be a JSON object",
+                ),
+                Err(reply) => reply,
+            });
+        }
         let incoming: Incoming = match parse_json(text) {
             Ok(incoming) => incoming,
             Err(reply) => return Handled::Reply(reply),
@@ -253,6 +268,15 @@ impl Connection {
             ));
         }
         let Some(method) = incoming.method else {
+            if incoming.result.is_none() && incoming.error.is_none() {
+                // Neither a request nor a response. Its id is not echoed: the client
+                // could take the error for the answer to its own request with that id.
+                return Handled::Reply(error_response(
+                    None,
+                    error_codes::INVALID_REQUEST,
+                    "invalid request: \"method\" is missing (a response needs \"result\" or \"error\")",
+                ));
+            }
             self.complete_client_request(&incoming);
             return Handled::Nothing;
         };
@@ -349,7 +373,9 @@ impl Connection {
                 &message,
             ));
         };
-        let id_text = raw_id.get().to_string();
+        // Canonical text, so `$/cancelRequest` finds it however the client spelled the id.
+        let id_text = serde_json::from_str::<Value>(raw_id.get())
+            .map_or_else(|_| raw_id.get().to_string(), |id| id.to_string());
         let id = jsonrpsee_id(raw_id);
         let token = self.session.track(&id_text);
         let mut extensions = Extensions::new();

@@ -90,9 +90,12 @@ impl Peer {
                 None => std::future::pending().await,
             }
         };
+        // The signal is polled first: at EOF the host cancels every request and then
+        // disconnects the peer, and the call must end as cancelled, not as a lost client.
         let outcome = tokio::select! {
-            answer = receiver => answer.unwrap_or(Err(PeerError::Disconnected)),
+            biased;
             () = signal.aborted() => Err(PeerError::Cancelled),
+            answer = receiver => answer.unwrap_or(Err(PeerError::Disconnected)),
             () = deadline => Err(PeerError::TimedOut(deadline_ms.unwrap_or_default())),
         };
         if matches!(outcome, Err(PeerError::Cancelled | PeerError::TimedOut(_))) {

@@ -1,23 +1,74 @@
 //! A test client that spawns the real `dsh-tools` binary and speaks the wire protocol.
+//!
+//! Every read is bounded by [`WATCHDOG`]: a host that hangs fails the test instead of
+//! blocking it forever. Reads and writes go through helper threads, so a host that stops
+//! reading never blocks the test either.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Longest wait for any single event (a message, EOF, the process exit).
+pub const WATCHDOG: Duration = Duration::from_secs(20);
 
 /// Which framing the client speaks.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Framing {
     Lsp,
     Ndjson,
 }
 
+impl Framing {
+    /// Frames `payload` the way a client speaking this framing would.
+    pub fn frame(self, payload: &[u8]) -> Vec<u8> {
+        match self {
+            Framing::Lsp => [
+                format!("Content-Length: {}\r\n\r\n", payload.len()).as_bytes(),
+                payload,
+            ]
+            .concat(),
+            Framing::Ndjson => [payload, b"\n"].concat(),
+        }
+    }
+}
+
+/// What one bounded read found.
+#[derive(Debug, PartialEq)]
+pub enum Next {
+    Message(Value),
+    /// The host closed stdout.
+    Eof,
+    /// Nothing arrived within the timeout.
+    Silent,
+}
+
+/// How the process ended: its exit code and whatever it wrote that nobody read.
+#[derive(Debug)]
+pub struct Finished {
+    /// `None` when it was killed by a signal.
+    pub code: Option<i32>,
+    /// Unread stdout bytes, raw.
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+}
+
 /// The host process plus framed stdio.
 pub struct Host {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    child: Option<Child>,
+    /// Dropping it closes the host's stdin (after queued writes).
+    stdin: Option<Sender<Vec<u8>>>,
+    stdout: Receiver<Vec<u8>>,
+    stderr: Option<JoinHandle<String>>,
+    /// Stdout bytes received but not yet parsed.
+    buffer: Vec<u8>,
+    stdout_closed: bool,
     framing: Framing,
     next_id: u64,
     /// Notifications and host→client requests seen while waiting for responses.
@@ -31,20 +82,60 @@ impl Host {
             Framing::Lsp => "lsp",
             Framing::Ndjson => "ndjson",
         };
+        Host::spawn_with(&["serve", "--framing", flag], framing)
+    }
+
+    /// Spawns `dsh-tools <args>`; the client speaks (and expects replies in) `speaks`.
+    pub fn spawn_with(args: &[&str], speaks: Framing) -> Host {
         let mut child = Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
-            .args(["serve", "--framing", flag])
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("spawn dsh-tools");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut stdin = child.stdin.take().unwrap();
+        let (stdin_sender, writes) = mpsc::channel::<Vec<u8>>();
+        std::thread::spawn(move || {
+            for bytes in writes {
+                if stdin
+                    .write_all(&bytes)
+                    .and_then(|()| stdin.flush())
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        });
+        let mut stdout = child.stdout.take().unwrap();
+        let (chunks, stdout_receiver) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut chunk = vec![0; 64 * 1024];
+            loop {
+                match stdout.read(&mut chunk) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => {
+                        if chunks.send(chunk[..n].to_vec()).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        let mut stderr = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut text = Vec::new();
+            let _ = stderr.read_to_end(&mut text);
+            String::from_utf8_lossy(&text).into_owned()
+        });
         Host {
-            child,
-            stdin,
-            stdout,
-            framing,
+            child: Some(child),
+            stdin: Some(stdin_sender),
+            stdout: stdout_receiver,
+            stderr: Some(stderr),
+            buffer: Vec::new(),
+            stdout_closed: false,
+            framing: speaks,
             next_id: 0,
             inbox: Vec::new(),
         }
@@ -53,61 +144,134 @@ impl Host {
     /// Spawns and completes `initialize` with the given capabilities and config.
     pub fn initialized(framing: Framing, capabilities: Value, config: Value) -> Host {
         let mut host = Host::spawn(framing);
-        let result = host.request(
-            "initialize",
-            json!({ "protocolVersion": "1", "capabilities": capabilities, "config": config }),
-        );
-        assert_eq!(result["result"]["protocolVersion"], "1", "{result}");
+        host.initialize(capabilities, config);
         host
     }
 
-    /// Writes raw bytes.
+    /// Completes `initialize`, asserting it succeeded; returns the result.
+    pub fn initialize(&mut self, capabilities: Value, config: Value) -> Value {
+        let response = self.request(
+            "initialize",
+            json!({ "protocolVersion": "1", "capabilities": capabilities, "config": config }),
+        );
+        assert_eq!(response["result"]["protocolVersion"], "1", "{response}");
+        response["result"].clone()
+    }
+
+    /// The framing this client speaks.
+    pub fn framing(&self) -> Framing {
+        self.framing
+    }
+
+    /// Writes raw bytes (queued; never blocks on a host that stopped reading).
     pub fn write_raw(&mut self, bytes: &[u8]) {
-        self.stdin.write_all(bytes).unwrap();
-        self.stdin.flush().unwrap();
+        if let Some(stdin) = &self.stdin {
+            // A host that exited is noticed by the next read.
+            let _ = stdin.send(bytes.to_vec());
+        }
+    }
+
+    /// Writes `payload` as one frame in this client's framing, whatever its bytes.
+    pub fn send_text(&mut self, payload: &str) {
+        let framed = self.framing.frame(payload.as_bytes());
+        self.write_raw(&framed);
     }
 
     /// Writes one message in this host's framing.
     pub fn send(&mut self, message: &Value) {
-        let text = message.to_string();
-        let framed = match self.framing {
-            Framing::Lsp => format!("Content-Length: {}\r\n\r\n{text}", text.len()),
-            Framing::Ndjson => format!("{text}\n"),
-        };
-        self.write_raw(framed.as_bytes());
+        self.send_text(&message.to_string());
     }
 
-    /// Reads one message (None at EOF).
+    /// Closes the host's stdin (EOF once queued writes are written).
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Reads one message (None at EOF); fails the test after [`WATCHDOG`].
     pub fn read(&mut self) -> Option<Value> {
-        match self.framing {
-            Framing::Ndjson => {
-                let mut line = String::new();
-                (self.stdout.read_line(&mut line).unwrap() > 0)
-                    .then(|| serde_json::from_str(&line).unwrap())
+        match self.read_within(WATCHDOG) {
+            Next::Message(message) => Some(message),
+            Next::Eof => None,
+            Next::Silent => panic!(
+                "watchdog: the host sent nothing for {WATCHDOG:?} (unparsed output: {:?})",
+                String::from_utf8_lossy(&self.buffer)
+            ),
+        }
+    }
+
+    /// Reads one message, waiting at most `timeout`. Output in the wrong framing fails the
+    /// test: replies must use the client's framing.
+    pub fn read_within(&mut self, timeout: Duration) -> Next {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(message) = self.parse_buffered() {
+                return Next::Message(message);
             }
-            Framing::Lsp => {
-                let mut length = None;
-                loop {
-                    let mut line = String::new();
-                    if self.stdout.read_line(&mut line).unwrap() == 0 {
-                        return None;
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(value) = line.strip_prefix("Content-Length: ") {
-                        length = Some(value.parse::<usize>().unwrap());
-                    }
-                }
-                let mut body = vec![0; length.unwrap()];
-                self.stdout.read_exact(&mut body).unwrap();
-                Some(serde_json::from_slice(&body).unwrap())
+            if self.stdout_closed {
+                assert!(
+                    self.buffer.is_empty(),
+                    "stdout ended inside a frame: {:?}",
+                    String::from_utf8_lossy(&self.buffer)
+                );
+                return Next::Eof;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.stdout.recv_timeout(left) {
+                Ok(chunk) => self.buffer.extend_from_slice(&chunk),
+                Err(RecvTimeoutError::Disconnected) => self.stdout_closed = true,
+                Err(RecvTimeoutError::Timeout) => return Next::Silent,
             }
         }
     }
 
-    /// Sends a request and returns its response; other messages go to `inbox`.
+    /// One complete frame from the buffer, if there is one.
+    fn parse_buffered(&mut self) -> Option<Value> {
+        let shown = || String::from_utf8_lossy(&self.buffer).into_owned();
+        let (start, end) = match self.framing {
+            Framing::Ndjson => {
+                if let Some(&first) = self.buffer.first() {
+                    assert!(
+                        first == b'{' || first == b'[',
+                        "expected an ndjson line, got {:?}",
+                        shown()
+                    );
+                }
+                let newline = self.buffer.iter().position(|&b| b == b'\n')?;
+                (0, newline)
+            }
+            Framing::Lsp => {
+                const PREFIX: &[u8] = b"Content-Length: ";
+                let seen = self.buffer.len().min(PREFIX.len());
+                assert_eq!(
+                    self.buffer[..seen],
+                    PREFIX[..seen],
+                    "expected an LSP frame, got {:?}",
+                    shown()
+                );
+                let header_end = self.buffer.windows(4).position(|w| w == b"\r\n\r\n")?;
+                let length: usize = std::str::from_utf8(&self.buffer[PREFIX.len()..header_end])
+                    .ok()
+                    .and_then(|digits| digits.parse().ok())
+                    .unwrap_or_else(|| panic!("bad header in {:?}", shown()));
+                let start = header_end + 4;
+                if self.buffer.len() < start + length {
+                    return None;
+                }
+                (start, start + length)
+            }
+        };
+        let message = serde_json::from_slice(&self.buffer[start..end])
+            .unwrap_or_else(|e| panic!("host wrote invalid JSON ({e}): {:?}", shown()));
+        let consumed = match self.framing {
+            Framing::Ndjson => end + 1,
+            Framing::Lsp => end,
+        };
+        self.buffer.drain(..consumed);
+        Some(message)
+    }
+
+    /// Sends a request with the next numeric id and returns its response; other messages
+    /// go to `inbox`.
     pub fn request(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
@@ -115,11 +279,15 @@ impl Host {
         self.response_to(&json!(id))
     }
 
-    /// Reads until the response with `id` arrives.
+    /// Reads until the response with `id` arrives (taking it from `inbox` first).
     pub fn response_to(&mut self, id: &Value) -> Value {
+        let is_it = |message: &Value| message.get("method").is_none() && &message["id"] == id;
+        if let Some(index) = self.inbox.iter().position(is_it) {
+            return self.inbox.remove(index);
+        }
         loop {
             let message = self.read().expect("host closed stdout before answering");
-            if message.get("method").is_none() && &message["id"] == id {
+            if is_it(&message) {
                 return message;
             }
             self.inbox.push(message);
@@ -145,11 +313,110 @@ impl Host {
         self.send(&json!({ "jsonrpc": "2.0", "id": request["id"], "result": result }));
     }
 
-    /// Closes stdin and returns the exit code.
-    pub fn finish(mut self) -> i32 {
-        drop(self.stdin);
-        self.child.wait().unwrap().code().unwrap_or(-1)
+    /// Every message until stdout closes (the inbox first).
+    pub fn read_to_end(&mut self) -> Vec<Value> {
+        let mut messages = std::mem::take(&mut self.inbox);
+        while let Some(message) = self.read() {
+            messages.push(message);
+        }
+        messages
     }
+
+    /// Whether the process is still running (never blocks).
+    pub fn is_running(&mut self) -> bool {
+        let child = self.child.as_mut().unwrap();
+        child.try_wait().unwrap().is_none()
+    }
+
+    /// Peak resident memory of the host so far (`VmHWM`, KiB).
+    pub fn peak_memory_kib(&self) -> u64 {
+        let pid = self.child.as_ref().unwrap().id();
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmHWM:"))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap()
+    }
+
+    /// Closes stdin and returns the exit code.
+    pub fn finish(self) -> i32 {
+        self.finish_all().code.unwrap_or(-1)
+    }
+
+    /// Closes stdin, then collects the unread output and the exit status.
+    pub fn finish_all(mut self) -> Finished {
+        self.close_stdin();
+        self.wait_exit()
+    }
+
+    /// Waits for the process to exit by itself (stdin stays open until it has), collecting
+    /// the unread output.
+    pub fn wait_exit(mut self) -> Finished {
+        let deadline = Instant::now() + WATCHDOG;
+        while !self.stdout_closed {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.stdout.recv_timeout(left) {
+                Ok(chunk) => self.buffer.extend_from_slice(&chunk),
+                Err(RecvTimeoutError::Disconnected) => self.stdout_closed = true,
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("watchdog: the host did not close stdout within {WATCHDOG:?}")
+                }
+            }
+        }
+        let mut child = self.child.take().unwrap();
+        let pid = child.id();
+        let (exited, status) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = exited.send(child.wait());
+        });
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok(status) = status.recv_timeout(left) else {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("watchdog: the host did not exit within {WATCHDOG:?}");
+        };
+        self.stdin = None;
+        let stderr = self.stderr.take().unwrap().join().unwrap();
+        Finished {
+            code: status.unwrap().code(),
+            stdout: std::mem::take(&mut self.buffer),
+            stderr,
+        }
+    }
+}
+
+impl Drop for Host {
+    /// A test that failed midway must not leave a host running.
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Writes `contents` to a fresh file named `name` and returns its path.
+pub fn temp_file(name: &str, contents: &str) -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "dsh-tools-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+/// An error response with id null.
+pub fn anonymous_error(code: i64, message: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } })
+}
+
+/// An error response.
+pub fn error_response(id: Value, code: i64, message: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
 }
 
 /// A DSL echo tool spec executed by the client.

@@ -46,6 +46,12 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         }
     }
 
+    /// Changes the payload cap for the frames read from now on (`initialize.config` may
+    /// set `transport.maxMessageBytes`).
+    pub fn set_max_message_bytes(&mut self, max_message_bytes: usize) {
+        self.max_message_bytes = max_message_bytes;
+    }
+
     /// `Lsp` or `Ndjson` once decided (immediately unless constructed with `Auto`); replies
     /// must use it.
     pub fn framing(&self) -> Option<Framing> {
