@@ -3,6 +3,7 @@
 //!
 //! Modules in reading order (each knows only the ones listed after it; see ARCHITECTURE.md):
 //! - [`rpc`]: the method table, lifecycle and wire conversions over [`transport`];
+//! - [`present`]: UI cards of tools' calls;
 //! - [`transport`]: framing, the single writer task, host→client requests;
 //! - [`pipeline`]: one execution from arguments to final result, hooks, scheduling;
 //! - [`registry`]: layers, shadowing, restrictions, presentation, resolution;
@@ -15,6 +16,7 @@ pub mod codegen;
 pub mod config;
 pub mod json;
 pub mod pipeline;
+pub mod present;
 pub mod registry;
 pub mod rpc;
 pub mod schema;
