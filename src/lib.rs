@@ -3,7 +3,7 @@
 //!
 //! Modules in reading order (each knows only the ones listed after it; see ARCHITECTURE.md):
 //! - [`rpc`]: the method table, lifecycle and wire conversions over [`transport`];
-//! - [`present`]: UI cards of tools' calls;
+//! - [`builtins`]: the opt-in file and bash tools; [`present`]: UI cards of tools' calls;
 //! - [`transport`]: framing, the single writer task, host→client requests;
 //! - [`pipeline`]: one execution from arguments to final result, hooks, scheduling;
 //! - [`registry`]: layers, shadowing, restrictions, presentation, resolution;
@@ -12,6 +12,7 @@
 //! - [`schema`] and [`json`]: the schema DSL, the enforced subset, validation, lossless JSON;
 //! - [`config`]: host configuration.
 
+pub mod builtins;
 pub mod codegen;
 pub mod config;
 pub mod json;
