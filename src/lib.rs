@@ -3,6 +3,7 @@
 //!
 //! Modules in reading order (each knows only the ones listed after it; see ARCHITECTURE.md):
 //! - [`rpc`]: the method table, lifecycle and wire conversions over [`transport`];
+//! - [`builtins`]: the opt-in file and bash tools; [`present`]: UI cards of tools' calls;
 //! - [`transport`]: framing, the single writer task, host→client requests;
 //! - [`pipeline`]: one execution from arguments to final result, hooks, scheduling;
 //! - [`policy`]: permission rules (Claude Code syntax), retry and metrics wrappers;
@@ -15,11 +16,13 @@
 //! - [`schema`] and [`json`]: the schema DSL, the enforced subset, validation, lossless JSON;
 //! - [`config`]: host configuration.
 
+pub mod builtins;
 pub mod code_mode;
 pub mod codegen;
 pub mod config;
 pub mod json;
 pub mod pipeline;
+pub mod present;
 pub mod policy;
 pub mod prompt;
 pub mod registry;

@@ -396,6 +396,16 @@ async fn canonical_result(
             }
         },
     };
+    // Direct calls only: nested Code Mode dispatches never compute presentation metadata.
+    let meta = match (&definition.presentation_meta, execution.parent) {
+        (Some(derive), None) => {
+            std::panic::catch_unwind(AssertUnwindSafe(|| derive(&execution.arguments, &value)))
+                .ok()
+                .flatten()
+                .or(meta)
+        }
+        _ => meta,
+    };
     ToolExecutionResult {
         outcome: Outcome::Success(Arc::new(value)),
         content,

@@ -1,6 +1,9 @@
 //! A tool definition: schemas, output declaration, policy metadata and the body that runs it.
 
-use super::{ContentBlock, ToolError, ToolExecution, ToolExecutionResult, ToolRunContext};
+use super::{
+    ContentBlock, PresentationMeta, Presenter, ToolError, ToolExecution, ToolExecutionResult,
+    ToolRunContext,
+};
 use crate::registry::RegistryError;
 use crate::schema::{self, Validator};
 use futures::future::BoxFuture;
@@ -145,6 +148,10 @@ pub struct ToolDefinition {
     pub body: Arc<dyn ToolBody>,
     /// Last content-only invariant.
     pub finalize_content: Option<FinalizeContent>,
+    /// UI cards for this tool's calls (`tools/presentCall`, `tools/presentResult`).
+    pub presenter: Option<Arc<dyn Presenter>>,
+    /// Metadata derived for successful direct calls and persisted with the result.
+    pub presentation_meta: Option<PresentationMeta>,
 }
 
 impl std::fmt::Debug for ToolDefinition {
@@ -168,6 +175,8 @@ impl ToolDefinition {
             idempotent: false,
             render: Render::Default,
             finalize_content: None,
+            presenter: None,
+            presentation_meta: None,
         }
     }
 }
@@ -183,6 +192,8 @@ pub struct ToolDefinitionBuilder {
     idempotent: bool,
     render: Render,
     finalize_content: Option<FinalizeContent>,
+    presenter: Option<Arc<dyn Presenter>>,
+    presentation_meta: Option<PresentationMeta>,
 }
 
 impl ToolDefinitionBuilder {
@@ -264,6 +275,18 @@ impl ToolDefinitionBuilder {
         self
     }
 
+    /// UI cards for this tool's calls.
+    pub fn presenter(mut self, presenter: Arc<dyn Presenter>) -> Self {
+        self.presenter = Some(presenter);
+        self
+    }
+
+    /// Metadata derived from `(arguments, value)` for successful direct calls.
+    pub fn presentation_meta(mut self, derive: PresentationMeta) -> Self {
+        self.presentation_meta = Some(derive);
+        self
+    }
+
     /// Finishes the definition with its body; fails like registration would.
     pub fn body(self, body: impl ToolBody) -> Result<ToolDefinition, RegistryError> {
         self.body_arc(Arc::new(body))
@@ -293,6 +316,8 @@ impl ToolDefinitionBuilder {
             idempotent: self.idempotent,
             body,
             finalize_content: self.finalize_content,
+            presenter: self.presenter,
+            presentation_meta: self.presentation_meta,
         })
     }
 }

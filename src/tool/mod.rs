@@ -2,11 +2,13 @@
 
 mod definition;
 mod execution;
+mod presenter;
 mod result;
 mod signal;
 
 pub use definition::*;
 pub use dsh_tools_protocol::{ContentBlock, ContextContent, ContextMessage, ContextRole};
 pub use execution::*;
+pub use presenter::*;
 pub use result::*;
 pub use signal::Signal;

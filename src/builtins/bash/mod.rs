@@ -1,0 +1,214 @@
+//! `bash`: runs a command with `bash -c` in `builtins.bash.cwd`, with a scrubbed environment,
+//! captured (bounded) stdout and stderr, its exit code or signal, and its whole process group
+//! killed on timeout or cancellation.
+
+mod capture;
+mod run;
+
+use crate::builtins::present::{self, BashPresenter};
+use crate::builtins::typed::{self, TextRenderer};
+use crate::registry::RegistryError;
+use crate::tool::{Concurrency, Render, ToolDefinition, ToolError, ToolRunContext};
+use run::Ending;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Deadline of a call that sets no `timeout` (ms).
+pub const DEFAULT_TIMEOUT_MS: i64 = 120_000;
+/// Largest `timeout` a call may set (ms).
+pub const MAX_TIMEOUT_MS: i64 = 600_000;
+/// Bytes kept per stream by default (head and tail halves).
+pub const DEFAULT_OUTPUT_BYTES: usize = 30_000;
+
+/// Where and how commands run.
+#[derive(Clone, Debug)]
+pub struct BashSettings {
+    /// Canonical working directory.
+    pub cwd: PathBuf,
+    /// Bytes kept per stream.
+    pub max_output_bytes: usize,
+}
+
+#[derive(Deserialize)]
+struct BashArgs {
+    command: String,
+    timeout: Option<i64>,
+}
+
+/// The canonical value of a command that ran to its end.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BashOutput {
+    /// Captured stdout.
+    pub stdout: String,
+    /// Captured stderr.
+    pub stderr: String,
+    /// Exit code, when the shell exited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i64>,
+    /// The signal that killed the shell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
+    /// Whether either stream was cut in the middle.
+    pub truncated: bool,
+}
+
+impl BashOutput {
+    /// stdout then stderr, as a terminal would interleave them at the end.
+    pub fn combined(&self) -> String {
+        let mut text = self.stdout.clone();
+        if !self.stderr.is_empty() {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&self.stderr);
+        }
+        text
+    }
+}
+
+/// The `bash` definition.
+pub fn definition(settings: BashSettings) -> Result<ToolDefinition, RegistryError> {
+    let cwd = settings.cwd.display().to_string();
+    let description = format!(
+        "Run a bash command in {cwd} and return its stdout, stderr and exit code. It runs with \
+         the host user's permissions (not a sandbox) and a minimal environment. `timeout` is in \
+         ms (default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}); on timeout the command and \
+         everything it started are killed. Each stream keeps its first and last {half} bytes.",
+        half = settings.max_output_bytes / 2
+    );
+    let settings = Arc::new(settings);
+    ToolDefinition::builder("bash")
+        .description(description)
+        .parameters(json!({
+            "command": { "type": "string", "required": true, "description": "The command to run." },
+            "timeout": { "type": "integer", "description": "Timeout in milliseconds." },
+            "description": { "type": "string", "description": "What the command does, in a few words (shown to the user)." }
+        }))
+        .output(json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "stdout": { "type": "string", "required": true },
+                "stderr": { "type": "string", "required": true },
+                "exitCode": { "type": "integer" },
+                "signal": { "type": "string" },
+                "truncated": { "type": "boolean", "required": true }
+            }
+        }))
+        .render(Render::Custom(Arc::new(TextRenderer(render))))
+        .concurrency(Concurrency::Exclusive)
+        .presenter(Arc::new(BashPresenter { cwd }))
+        .presentation_meta(present::bash_meta())
+        .body(move |ctx: ToolRunContext| {
+            let settings = settings.clone();
+            async move {
+                let args: BashArgs = typed::arguments(ctx.arguments())?;
+                let output = bash(&settings, &args, &ctx).await?;
+                typed::output(&output)
+            }
+        })
+}
+
+async fn bash(
+    settings: &BashSettings,
+    args: &BashArgs,
+    ctx: &ToolRunContext,
+) -> Result<BashOutput, ToolError> {
+    let timeout_ms = match args.timeout {
+        None => DEFAULT_TIMEOUT_MS,
+        Some(ms) if (1..=MAX_TIMEOUT_MS).contains(&ms) => ms,
+        Some(_) => {
+            return Err(ToolError::new(format!(
+                "timeout must be between 1 and {MAX_TIMEOUT_MS} ms"
+            )));
+        }
+    };
+    let timeout = Duration::from_millis(timeout_ms.unsigned_abs());
+    let run = run::run(
+        &args.command,
+        &settings.cwd,
+        timeout,
+        &ctx.signal,
+        settings.max_output_bytes,
+    )
+    .await?;
+    let output = BashOutput {
+        stdout: run.stdout,
+        stderr: run.stderr,
+        exit_code: None,
+        signal: None,
+        truncated: run.truncated,
+    };
+    match run.ending {
+        Ending::Exited(status) => Ok(BashOutput {
+            exit_code: status.code().map(i64::from),
+            signal: status.signal().map(run::signal_name),
+            ..output
+        }),
+        Ending::TimedOut => {
+            let captured = output.combined();
+            let mut message = format!(
+                "command timed out after {timeout_ms} ms; it and every process it started were killed"
+            );
+            if !captured.is_empty() {
+                message.push_str("\nOutput before the timeout:\n");
+                message.push_str(&captured);
+            }
+            Err(ToolError::new(message))
+        }
+        Ending::Aborted => Err(typed::aborted()),
+    }
+}
+
+/// What the model reads: the output, then a status line unless the command exited 0.
+fn render(output: &BashOutput) -> String {
+    let combined = output.combined();
+    let text = combined.trim_end_matches('\n');
+    let status = match (output.exit_code, &output.signal) {
+        (Some(0), _) | (None, None) => None,
+        (Some(code), _) => Some(format!("Exit code {code}")),
+        (None, Some(signal)) => Some(format!("Killed by {signal}")),
+    };
+    match (text.is_empty(), status) {
+        (true, None) => "(no output)".to_owned(),
+        (true, Some(status)) => status,
+        (false, None) => text.to_owned(),
+        (false, Some(status)) => format!("{text}\n{status}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(stdout: &str, stderr: &str, exit: Option<i64>, signal: Option<&str>, expected: &str) {
+        let output = BashOutput {
+            stdout: stdout.to_owned(),
+            stderr: stderr.to_owned(),
+            exit_code: exit,
+            signal: signal.map(str::to_owned),
+            truncated: false,
+        };
+        assert_eq!(render(&output), expected);
+    }
+
+    #[test]
+    fn renders_output_then_status() {
+        check("hi\n", "", Some(0), None, "hi");
+        check("", "", Some(0), None, "(no output)");
+        check("out", "err\n", Some(2), None, "out\nerr\nExit code 2");
+        check("", "", Some(1), None, "Exit code 1");
+        check(
+            "partial\n",
+            "",
+            None,
+            Some("SIGTERM"),
+            "partial\nKilled by SIGTERM",
+        );
+    }
+}

@@ -1,0 +1,170 @@
+//! Running one command in its own process group: output captured within a budget, and the
+//! whole group killed (and the shell reaped) when the command exits, times out or the call
+//! is cancelled — background jobs never outlive the call.
+
+use super::capture::HeadTail;
+use crate::tool::{Signal, ToolError};
+use nix::sys::signal::{Signal as UnixSignal, killpg};
+use nix::unistd::Pid;
+use parking_lot::Mutex;
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::task::JoinHandle;
+
+/// Variables passed through from the host; everything else (tokens, keys) is dropped.
+const INHERITED: [&str; 9] = [
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
+];
+/// `PATH` when the host has none.
+const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+/// How long the pipes may stay open after the group was killed (a process that left the
+/// group with `setsid` can hold them); what was captured by then is reported.
+const DRAIN_GRACE: Duration = Duration::from_secs(1);
+
+/// How the command ended.
+#[derive(Debug)]
+pub enum Ending {
+    /// The shell exited (or was killed from outside).
+    Exited(ExitStatus),
+    /// The per-call timeout passed.
+    TimedOut,
+    /// The call's signal fired.
+    Aborted,
+}
+
+/// A finished run.
+#[derive(Debug)]
+pub struct Run {
+    /// How it ended.
+    pub ending: Ending,
+    /// Captured stdout.
+    pub stdout: String,
+    /// Captured stderr.
+    pub stderr: String,
+    /// Whether either stream was cut.
+    pub truncated: bool,
+}
+
+/// Runs `bash -c command` in `cwd` with a scrubbed environment.
+pub async fn run(
+    command: &str,
+    cwd: &Path,
+    timeout: Duration,
+    signal: &Signal,
+    budget: usize,
+) -> Result<Run, ToolError> {
+    let mut child = tokio::process::Command::new("bash")
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .env_clear()
+        .envs(scrubbed_environment())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| ToolError::new(format!("cannot start bash: {e}")))?;
+    let mut group = Group(
+        child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw),
+    );
+    let stdout = capture(child.stdout.take(), budget);
+    let stderr = capture(child.stderr.take(), budget);
+    let ending = tokio::select! {
+        status = child.wait() => Ending::Exited(
+            status.map_err(|e| ToolError::new(format!("cannot wait for bash: {e}")))?,
+        ),
+        () = signal.aborted() => Ending::Aborted,
+        () = tokio::time::sleep(timeout) => Ending::TimedOut,
+    };
+    group.kill();
+    if !matches!(ending, Ending::Exited(_)) {
+        // Reap the killed shell so it never lingers as a zombie.
+        let _ = child.wait().await;
+    }
+    let (stdout, stderr) = futures::future::join(drain(stdout), drain(stderr)).await;
+    Ok(Run {
+        ending,
+        truncated: stdout.truncated() || stderr.truncated(),
+        stdout: stdout.text(),
+        stderr: stderr.text(),
+    })
+}
+
+/// The process group of one run; killed at most once, and on drop if the run was abandoned.
+struct Group(Option<Pid>);
+
+impl Group {
+    fn kill(&mut self) {
+        if let Some(group) = self.0.take() {
+            // ESRCH (the group is already gone) is the expected outcome of a clean exit.
+            let _ = killpg(group, UnixSignal::SIGKILL);
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// One stream being read into a bounded capture.
+struct Capture {
+    captured: Arc<Mutex<HeadTail>>,
+    reader: Option<JoinHandle<()>>,
+}
+
+/// Starts reading `pipe` into a bounded capture.
+fn capture(pipe: Option<impl AsyncRead + Unpin + Send + 'static>, budget: usize) -> Capture {
+    let captured = Arc::new(Mutex::new(HeadTail::new(budget)));
+    let reader = pipe.map(|mut pipe| {
+        let captured = captured.clone();
+        tokio::spawn(async move {
+            let mut buffer = vec![0u8; 8192];
+            while let Ok(read @ 1..) = pipe.read(&mut buffer).await {
+                captured.lock().push(&buffer[..read]);
+            }
+        })
+    });
+    Capture { captured, reader }
+}
+
+/// Waits (within [`DRAIN_GRACE`]) for the pipe to close, then hands back the capture.
+async fn drain(capture: Capture) -> HeadTail {
+    if let Some(mut reader) = capture.reader
+        && tokio::time::timeout(DRAIN_GRACE, &mut reader)
+            .await
+            .is_err()
+    {
+        reader.abort();
+    }
+    std::mem::replace(&mut *capture.captured.lock(), HeadTail::new(0))
+}
+
+fn scrubbed_environment() -> Vec<(&'static str, OsString)> {
+    let mut environment: Vec<(&'static str, OsString)> = INHERITED
+        .iter()
+        .filter_map(|name| std::env::var_os(name).map(|value| (*name, value)))
+        .collect();
+    if !environment.iter().any(|(name, _)| *name == "PATH") {
+        environment.push(("PATH", OsString::from(DEFAULT_PATH)));
+    }
+    environment.push(("TERM", OsString::from("dumb")));
+    environment
+}
+
+/// The name of the signal that ended a process (`SIGKILL`).
+pub fn signal_name(raw: i32) -> String {
+    UnixSignal::try_from(raw)
+        .map(|signal| signal.as_str().to_owned())
+        .unwrap_or_else(|_| format!("signal {raw}"))
+}

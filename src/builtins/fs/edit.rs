@@ -1,0 +1,120 @@
+//! `edit`: exact-string replacement in one file; refuses a missing or ambiguous match unless
+//! `replace_all` says every occurrence is meant.
+
+use super::root::FsRoot;
+use super::{file_error, regular_file};
+use crate::builtins::present::{self, EditPresenter};
+use crate::builtins::typed::{self, TextRenderer};
+use crate::registry::RegistryError;
+use crate::tool::{Concurrency, Render, ToolDefinition, ToolError, ToolRunContext};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::io::Read;
+use std::sync::Arc;
+
+#[derive(Deserialize)]
+struct EditArgs {
+    file_path: String,
+    old_string: String,
+    new_string: String,
+    replace_all: Option<bool>,
+}
+
+/// The canonical value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EditOutput {
+    /// Root-relative path.
+    pub path: String,
+    /// Occurrences replaced.
+    pub replacements: u64,
+}
+
+/// The `edit` definition.
+pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, RegistryError> {
+    let description = format!(
+        "Replace an exact string in a file inside the workspace root {root}. `old_string` must \
+         occur exactly once unless `replace_all` is true; include surrounding lines to make it \
+         unique. Paths are relative to the root, or absolute inside it.",
+        root = root.path().display()
+    );
+    ToolDefinition::builder("edit")
+        .description(description)
+        .parameters(json!({
+            "file_path": { "type": "string", "required": true, "description": "The file to edit (relative to the root, or absolute inside it)." },
+            "old_string": { "type": "string", "required": true, "description": "The exact text to replace." },
+            "new_string": { "type": "string", "required": true, "description": "The replacement text." },
+            "replace_all": { "type": "boolean", "description": "Replace every occurrence (default false)." }
+        }))
+        .output(json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "path": { "type": "string", "required": true },
+                "replacements": { "type": "integer", "required": true }
+            }
+        }))
+        .render(Render::Custom(Arc::new(TextRenderer(render))))
+        .concurrency(Concurrency::Exclusive)
+        .presenter(Arc::new(EditPresenter))
+        .presentation_meta(present::edit_meta())
+        .body(move |ctx: ToolRunContext| {
+            let root = root.clone();
+            async move {
+                let args: EditArgs = typed::arguments(ctx.arguments())?;
+                let output = typed::blocking(move || edit(&root, &args)).await?;
+                typed::output(&output)
+            }
+        })
+}
+
+fn edit(root: &FsRoot, args: &EditArgs) -> Result<EditOutput, ToolError> {
+    let requested = &args.file_path;
+    let (old, new) = (&args.old_string, &args.new_string);
+    if old.is_empty() {
+        return Err(ToolError::new(
+            "old_string must not be empty (use write to create a file)",
+        ));
+    }
+    if old == new {
+        return Err(ToolError::new(
+            "old_string and new_string are identical; there is nothing to change",
+        ));
+    }
+    let confined = root.resolve(requested)?;
+    let mut bytes = Vec::new();
+    regular_file(&confined.path, requested)?
+        .read_to_end(&mut bytes)
+        .map_err(|e| file_error("read", requested, &e))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| ToolError::new(format!("\"{requested}\" is not UTF-8 text")))?;
+    let found = text.matches(old.as_str()).count();
+    let replace_all = args.replace_all.unwrap_or(false);
+    let edited = match found {
+        0 => {
+            return Err(ToolError::new(format!(
+                "old_string was not found in \"{requested}\""
+            )));
+        }
+        1 => text.replacen(old.as_str(), new, 1),
+        _ if replace_all => text.replace(old.as_str(), new),
+        several => {
+            return Err(ToolError::new(format!(
+                "old_string occurs {several} times in \"{requested}\"; include more surrounding \
+                 context to make it unique, or set replace_all to replace every occurrence"
+            )));
+        }
+    };
+    std::fs::write(&confined.path, edited).map_err(|e| file_error("write", requested, &e))?;
+    Ok(EditOutput {
+        path: confined.display,
+        replacements: found as u64,
+    })
+}
+
+fn render(output: &EditOutput) -> String {
+    let plural = if output.replacements == 1 { "" } else { "s" };
+    format!(
+        "Edited {} ({} replacement{plural})",
+        output.path, output.replacements
+    )
+}

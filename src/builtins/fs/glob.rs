@@ -1,0 +1,134 @@
+//! `glob`: file paths under a directory matching a glob pattern, capped with `truncated` and
+//! `total` so a partial list never reads as complete.
+
+use super::root::FsRoot;
+use super::walk;
+use crate::builtins::present::GlobPresenter;
+use crate::builtins::typed::{self, TextRenderer};
+use crate::registry::RegistryError;
+use crate::tool::{Concurrency, Render, ToolDefinition, ToolError, ToolRunContext};
+use globset::GlobBuilder;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::path::{Component, Path};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Paths returned at most.
+const MAX_PATHS: usize = 100;
+
+#[derive(Deserialize)]
+struct GlobArgs {
+    pattern: String,
+    path: Option<String>,
+}
+
+/// The canonical value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GlobOutput {
+    /// Root-relative paths, sorted.
+    pub paths: Vec<String>,
+    /// Whether `paths` is only the first page.
+    pub truncated: bool,
+    /// Paths that matched in all.
+    pub total: u64,
+}
+
+/// The `glob` definition.
+pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, RegistryError> {
+    let description = format!(
+        "Find files by glob pattern (`**/*.rs`, `src/*.{{ts,tsx}}`) under a directory of the \
+         workspace root {root}. The pattern is matched against paths relative to `path` (default: \
+         the root); `*` stays within one directory, `**` crosses them. Returns at most \
+         {MAX_PATHS} root-relative paths in sorted order; .gitignore'd files are skipped.",
+        root = root.path().display()
+    );
+    ToolDefinition::builder("glob")
+        .description(description)
+        .parameters(json!({
+            "pattern": { "type": "string", "required": true, "description": "Glob pattern relative to `path`." },
+            "path": { "type": "string", "description": "Directory to search (default: the root)." }
+        }))
+        .output(json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "paths": { "type": "array", "required": true, "items": { "type": "string" } },
+                "truncated": { "type": "boolean", "required": true },
+                "total": { "type": "integer", "required": true }
+            }
+        }))
+        .render(Render::Custom(Arc::new(TextRenderer(render))))
+        .concurrency(Concurrency::Parallel)
+        .idempotent(true)
+        .presenter(Arc::new(GlobPresenter))
+        .presentation_meta(typed::value_as_meta())
+        .body(move |ctx: ToolRunContext| {
+            let root = root.clone();
+            async move {
+                let args: GlobArgs = typed::arguments(ctx.arguments())?;
+                let token = ctx.signal.to_token();
+                let output = typed::blocking(move || glob(&root, &args, &token)).await?;
+                typed::output(&output)
+            }
+        })
+}
+
+fn glob(
+    root: &FsRoot,
+    args: &GlobArgs,
+    token: &CancellationToken,
+) -> Result<GlobOutput, ToolError> {
+    let pattern = Path::new(&args.pattern);
+    if pattern.is_absolute() || pattern.components().any(|c| c == Component::ParentDir) {
+        return Err(ToolError::new(
+            "pattern must be relative and must not contain \"..\"; choose the directory with `path`",
+        ));
+    }
+    let matcher = GlobBuilder::new(&args.pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| ToolError::new(format!("invalid glob pattern: {e}")))?
+        .compile_matcher();
+    let requested = args.path.as_deref().unwrap_or(".");
+    let base = root.resolve(requested)?;
+    if !base.path.exists() {
+        return Err(ToolError::new(format!("\"{requested}\" does not exist")));
+    }
+    if !base.path.is_dir() {
+        return Err(ToolError::new(format!(
+            "\"{requested}\" is not a directory"
+        )));
+    }
+    let mut paths = Vec::new();
+    walk::files(root, &base.path, token, |found| {
+        if matcher.is_match(&found.within_base) {
+            paths.push(found.display);
+        }
+        Ok(())
+    })?;
+    paths.sort();
+    let total = paths.len() as u64;
+    let truncated = paths.len() > MAX_PATHS;
+    paths.truncate(MAX_PATHS);
+    Ok(GlobOutput {
+        paths,
+        truncated,
+        total,
+    })
+}
+
+fn render(output: &GlobOutput) -> String {
+    if output.paths.is_empty() {
+        return "No files matched".to_owned();
+    }
+    let mut text = output.paths.join("\n");
+    if output.truncated {
+        text.push_str(&format!(
+            "\n\n(showing the first {} of {} paths; narrow the pattern to see the rest)",
+            output.paths.len(),
+            output.total
+        ));
+    }
+    text
+}

@@ -1,0 +1,254 @@
+//! `read`: a window of a text file's lines, numbered like `cat -n` (Claude Code's Read).
+
+use super::root::FsRoot;
+use super::{file_error, regular_file};
+use crate::builtins::present::ReadPresenter;
+use crate::builtins::typed::{self, TextRenderer};
+use crate::registry::RegistryError;
+use crate::tool::{Concurrency, Render, ToolDefinition, ToolError, ToolRunContext};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::io::BufRead;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Lines returned when the call sets no `limit`.
+const DEFAULT_LIMIT: u64 = 2000;
+/// Longer lines are cut to this many characters.
+const MAX_LINE_CHARS: usize = 2000;
+/// A NUL byte within this many leading bytes marks a binary file.
+const BINARY_PROBE_BYTES: usize = 8192;
+/// Lines read between two looks at the signal.
+const LINES_PER_CHECK: u64 = 4096;
+
+#[derive(Deserialize)]
+struct ReadArgs {
+    file_path: String,
+    offset: Option<i64>,
+    limit: Option<i64>,
+}
+
+/// The canonical value: the window, each line keeping its file line number.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadOutput {
+    /// Root-relative path.
+    pub path: String,
+    /// The 1-based first line requested.
+    pub offset: u64,
+    /// The lines returned.
+    pub lines: Vec<NumberedLine>,
+    /// Lines in the whole file.
+    pub total_lines: u64,
+}
+
+/// One line of the window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NumberedLine {
+    /// 1-based line number in the file.
+    pub number: u64,
+    /// The text, without its line ending.
+    pub text: String,
+}
+
+/// The `read` definition.
+pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, RegistryError> {
+    let description = format!(
+        "Read a text file inside the workspace root {root}. Returns up to {DEFAULT_LIMIT} lines \
+         starting at `offset` (the 1-based line number, default 1), each prefixed with its line \
+         number; lines longer than {MAX_LINE_CHARS} characters are cut. Paths are relative to \
+         the root, or absolute inside it.",
+        root = root.path().display()
+    );
+    ToolDefinition::builder("read")
+        .description(description)
+        .parameters(json!({
+            "file_path": { "type": "string", "required": true, "description": "The file to read (relative to the root, or absolute inside it)." },
+            "offset": { "type": "integer", "description": "1-based line number to start at." },
+            "limit": { "type": "integer", "description": "Number of lines to read." }
+        }))
+        .output(json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "path": { "type": "string", "required": true },
+                "offset": { "type": "integer", "required": true },
+                "lines": {
+                    "type": "array",
+                    "required": true,
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "properties": {
+                            "number": { "type": "integer", "required": true },
+                            "text": { "type": "string", "required": true }
+                        }
+                    }
+                },
+                "totalLines": { "type": "integer", "required": true }
+            }
+        }))
+        .render(Render::Custom(Arc::new(TextRenderer(render))))
+        .concurrency(Concurrency::Parallel)
+        .idempotent(true)
+        .presenter(Arc::new(ReadPresenter))
+        .presentation_meta(typed::value_as_meta())
+        .body(move |ctx: ToolRunContext| {
+            let root = root.clone();
+            async move {
+                let args: ReadArgs = typed::arguments(ctx.arguments())?;
+                let token = ctx.signal.to_token();
+                let output = typed::blocking(move || read(&root, &args, &token)).await?;
+                typed::output(&output)
+            }
+        })
+}
+
+fn read(
+    root: &FsRoot,
+    args: &ReadArgs,
+    token: &CancellationToken,
+) -> Result<ReadOutput, ToolError> {
+    let offset = match args.offset {
+        None | Some(0) => 1,
+        Some(n) if n > 0 => n.unsigned_abs(),
+        Some(_) => return Err(ToolError::new("offset must be a line number (1 or more)")),
+    };
+    let limit = match args.limit {
+        None => DEFAULT_LIMIT,
+        Some(n) if n > 0 => n.unsigned_abs(),
+        Some(_) => return Err(ToolError::new("limit must be at least 1")),
+    };
+    let requested = &args.file_path;
+    let confined = root.resolve(requested)?;
+    let file = regular_file(&confined.path, requested)?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut buffer = Vec::new();
+    let mut lines = Vec::new();
+    let (mut number, mut probed) = (0u64, 0usize);
+    loop {
+        buffer.clear();
+        let read = reader
+            .read_until(b'\n', &mut buffer)
+            .map_err(|e| file_error("read", requested, &e))?;
+        if read == 0 {
+            break;
+        }
+        if probed < BINARY_PROBE_BYTES {
+            if buffer.contains(&0) {
+                return Err(ToolError::new(format!(
+                    "\"{requested}\" looks like a binary file; read only reads text"
+                )));
+            }
+            probed += read;
+        }
+        number += 1;
+        if number % LINES_PER_CHECK == 0 && token.is_cancelled() {
+            return Err(typed::aborted());
+        }
+        if number >= offset && number - offset < limit {
+            lines.push(NumberedLine {
+                number,
+                text: line_text(&buffer),
+            });
+        }
+    }
+    Ok(ReadOutput {
+        path: confined.display,
+        offset,
+        lines,
+        total_lines: number,
+    })
+}
+
+/// The line without `\n` / `\r\n`, decoded lossily and cut to [`MAX_LINE_CHARS`].
+fn line_text(raw: &[u8]) -> String {
+    let raw = raw.strip_suffix(b"\n").unwrap_or(raw);
+    let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+    String::from_utf8_lossy(raw)
+        .chars()
+        .take(MAX_LINE_CHARS)
+        .collect()
+}
+
+/// `cat -n` lines, plus where to continue when the window stops before the end.
+fn render(output: &ReadOutput) -> String {
+    let (Some(first), Some(last)) = (output.lines.first(), output.lines.last()) else {
+        return if output.total_lines == 0 {
+            format!("(\"{}\" is empty)", output.path)
+        } else {
+            format!(
+                "(no lines: offset {} is past the end of \"{}\", which has {} lines)",
+                output.offset, output.path, output.total_lines
+            )
+        };
+    };
+    let numbered: Vec<String> = output
+        .lines
+        .iter()
+        .map(|line| format!("{:>6}\t{}", line.number, line.text))
+        .collect();
+    let mut text = numbered.join("\n");
+    if last.number < output.total_lines {
+        text.push_str(&format!(
+            "\n\n(showing lines {}-{} of {}; continue with offset {})",
+            first.number,
+            last.number,
+            output.total_lines,
+            last.number + 1
+        ));
+    }
+    text
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn check(raw: &[u8], expected: &str) {
+        assert_eq!(line_text(raw), expected, "{raw:?}");
+    }
+
+    #[test]
+    fn line_endings_are_dropped_and_long_lines_cut() {
+        check(b"plain\n", "plain");
+        check(b"windows\r\n", "windows");
+        check(b"last line", "last line");
+        check(b"\xff bad utf8\n", "\u{fffd} bad utf8");
+        let long = "x".repeat(MAX_LINE_CHARS + 5);
+        check(long.as_bytes(), &"x".repeat(MAX_LINE_CHARS));
+    }
+
+    #[test]
+    fn renders_windows_and_edges() {
+        let line = |number, text: &str| NumberedLine {
+            number,
+            text: text.to_owned(),
+        };
+        let window = |offset, lines, total_lines| ReadOutput {
+            path: "a.txt".to_owned(),
+            offset,
+            lines,
+            total_lines,
+        };
+        let cases = [
+            (
+                window(1, vec![line(1, "a"), line(2, "b")], 2),
+                "     1\ta\n     2\tb",
+            ),
+            (
+                window(2, vec![line(2, "b")], 3),
+                "     2\tb\n\n(showing lines 2-2 of 3; continue with offset 3)",
+            ),
+            (window(1, vec![], 0), "(\"a.txt\" is empty)"),
+            (
+                window(9, vec![], 3),
+                "(no lines: offset 9 is past the end of \"a.txt\", which has 3 lines)",
+            ),
+        ];
+        for (output, expected) in cases {
+            assert_eq!(render(&output), expected);
+        }
+    }
+}

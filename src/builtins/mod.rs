@@ -1,0 +1,138 @@
+//! Built-in tools, off unless `builtins` configures them: the file tools (`read`, `write`,
+//! `edit`, `glob`, `grep`) confined to `builtins.fs.root`, and `bash` in `builtins.bash.cwd`.
+//! They register globally like any tool and run the same pipeline; each declares a typed
+//! output, its concurrency, and its UI presenter.
+
+pub mod bash;
+pub mod fs;
+mod present;
+mod typed;
+
+pub use present::{
+    BashPresenter, EditPresenter, GlobPresenter, GrepPresenter, ReadPresenter, WritePresenter,
+};
+
+use crate::pipeline::ToolRuntime;
+use crate::registry::RegistryError;
+use crate::tool::ToolDefinition;
+use bash::BashSettings;
+use dsh_tools_protocol::BuiltinsConfig;
+use fs::FsRoot;
+use std::io;
+use std::sync::Arc;
+
+/// Why the built-ins could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum BuiltinsError {
+    /// `builtins.fs.root` is missing or not a directory.
+    #[error("config.builtins.fs.root: cannot use \"{path}\": {source}")]
+    FsRoot {
+        /// The configured root.
+        path: String,
+        /// Why.
+        source: io::Error,
+    },
+    /// `builtins.bash.cwd` is missing or not a directory.
+    #[error("config.builtins.bash.cwd: cannot use \"{path}\": {source}")]
+    BashCwd {
+        /// The configured directory.
+        path: String,
+        /// Why.
+        source: io::Error,
+    },
+    /// A registration failed (a name already taken in the global layer).
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+}
+
+/// The definitions `config` enables (none for an empty config).
+pub fn definitions(config: &BuiltinsConfig) -> Result<Vec<ToolDefinition>, BuiltinsError> {
+    let mut definitions = Vec::new();
+    if let Some(fs_config) = &config.fs {
+        let root = FsRoot::open(&fs_config.root).map_err(|source| BuiltinsError::FsRoot {
+            path: fs_config.root.clone(),
+            source,
+        })?;
+        definitions.extend(fs::definitions(&Arc::new(root))?);
+    }
+    if let Some(bash_config) = config.bash.as_ref().filter(|bash| bash.allow) {
+        let cwd_error = |source| BuiltinsError::BashCwd {
+            path: bash_config.cwd.clone(),
+            source,
+        };
+        let cwd = std::fs::canonicalize(&bash_config.cwd).map_err(cwd_error)?;
+        if !cwd.is_dir() {
+            return Err(cwd_error(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                "not a directory",
+            )));
+        }
+        definitions.push(bash::definition(BashSettings {
+            cwd,
+            max_output_bytes: bash::DEFAULT_OUTPUT_BYTES,
+        })?);
+    }
+    Ok(definitions)
+}
+
+/// Registers the enabled built-ins globally and returns their registration ids; all or
+/// nothing (a failure unregisters what this call registered).
+pub fn register_builtins(
+    runtime: &ToolRuntime,
+    config: &BuiltinsConfig,
+) -> Result<Vec<Arc<str>>, BuiltinsError> {
+    let mut registered = Vec::new();
+    for definition in definitions(config)? {
+        match runtime.register(definition, None) {
+            Ok(id) => registered.push(id),
+            Err(error) => {
+                for id in &registered {
+                    let _ = runtime.registry().unregister(id);
+                }
+                return Err(error.into());
+            }
+        }
+    }
+    Ok(registered)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::tool::{ExecutionToken, ToolExecutionInput};
+    use dsh_tools_protocol::{FsConfig, HostConfig};
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn only_direct_calls_persist_presentation_meta() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+        let runtime = ToolRuntime::new(&HostConfig::default());
+        let config = BuiltinsConfig {
+            fs: Some(FsConfig {
+                root: dir.path().display().to_string(),
+            }),
+            bash: None,
+        };
+        register_builtins(&runtime, &config).unwrap();
+        let input = ToolExecutionInput::new(
+            "c1",
+            "write",
+            json!({ "file_path": "b.txt", "content": "" }),
+        );
+        let direct = runtime.execute(input.clone()).await;
+        assert_eq!(direct.meta, Some(json!({ "created": true })));
+        let nested = runtime
+            .execute(ToolExecutionInput {
+                parent: Some(ExecutionToken::fresh()),
+                ..input
+            })
+            .await;
+        assert_eq!(
+            nested.value(),
+            Some(&json!({ "path": "b.txt", "bytes": 0, "created": false }))
+        );
+        assert_eq!(nested.meta, None);
+    }
+}
