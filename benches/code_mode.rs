@@ -5,7 +5,12 @@
 //! ratio anchor/ours. Every run goes through `ToolRuntime::execute` of `run_code`, and every
 //! binding call through the complete pipeline to a native echo tool.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, clippy::print_stderr)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
 
 use dsh_tools::code_mode::CodeMode;
 use dsh_tools::tool::{BodyOutput, Concurrency, ToolDefinition, ToolRunContext};
@@ -26,16 +31,28 @@ struct Scenario {
 fn scenarios(runs: usize) -> Vec<Scenario> {
     let few = (runs / 3).max(5);
     vec![
-        Scenario { name: "trivial_run".into(), code: "return 1".into(), runs },
-        Scenario { name: "one_call".into(), code: "return await tools.echo({ a: 1 })".into(), runs },
+        Scenario {
+            name: "trivial_run".into(),
+            code: "return 1".into(),
+            runs,
+        },
+        Scenario {
+            name: "one_call".into(),
+            code: "return await tools.echo({ a: 1 })".into(),
+            runs,
+        },
         Scenario {
             name: format!("sequential_{CALLS}_calls"),
-            code: format!("let n = 0; for (let i = 0; i < {CALLS}; i++) {{ n += (await tools.echo({{ i }})).i }} return n"),
+            code: format!(
+                "let n = 0; for (let i = 0; i < {CALLS}; i++) {{ n += (await tools.echo({{ i }})).i }} return n"
+            ),
             runs: few,
         },
         Scenario {
             name: format!("parallel_{CALLS}_calls"),
-            code: format!("const r = await Promise.all(Array.from({{ length: {CALLS} }}, (_, i) => tools.echo({{ i }}))); return r.length"),
+            code: format!(
+                "const r = await Promise.all(Array.from({{ length: {CALLS} }}, (_, i) => tools.echo({{ i }}))); return r.length"
+            ),
             runs: few,
         },
     ]
@@ -53,7 +70,11 @@ fn echo_tool() -> ToolDefinition {
 
 fn median(mut samples: Vec<f64>) -> (f64, f64, f64) {
     samples.sort_by(|a, b| a.total_cmp(b));
-    (samples[samples.len() / 2], samples[0], samples[samples.len() - 1])
+    (
+        samples[samples.len() / 2],
+        samples[0],
+        samples[samples.len() - 1],
+    )
 }
 
 /// Waits until the pool is full again, so each run measures a run and not isolate creation
@@ -78,7 +99,13 @@ async fn ours(scenarios: &[Scenario]) -> Vec<(String, f64, f64, f64)> {
         for i in 0..=scenario.runs {
             pool_refilled(&code).await;
             let started = Instant::now();
-            let result = runtime.execute(ToolExecutionInput::new("bench", "run_code", arguments.clone())).await;
+            let result = runtime
+                .execute(ToolExecutionInput::new(
+                    "bench",
+                    "run_code",
+                    arguments.clone(),
+                ))
+                .await;
             let elapsed = started.elapsed().as_secs_f64() * 1000.0;
             assert!(!result.is_error(), "{}: {}", scenario.name, result.text());
             if i > 0 {
@@ -93,31 +120,64 @@ async fn ours(scenarios: &[Scenario]) -> Vec<(String, f64, f64, f64)> {
         let started = Instant::now();
         let n = 50;
         for _ in 0..n {
-            runtime.execute(ToolExecutionInput::new("bench", "run_code", arguments.clone())).await;
+            runtime
+                .execute(ToolExecutionInput::new(
+                    "bench",
+                    "run_code",
+                    arguments.clone(),
+                ))
+                .await;
         }
         started.elapsed().as_secs_f64() * 1000.0 / f64::from(n)
     };
-    rows.push(("trivial_run_back_to_back".into(), sustained, sustained, sustained));
+    rows.push((
+        "trivial_run_back_to_back".into(),
+        sustained,
+        sustained,
+        sustained,
+    ));
     rows
 }
 
 fn anchor(runs: usize) -> Option<Vec<Value>> {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/anchors/node-worker-run.mjs");
-    let output = Command::new("node").args([script, &runs.to_string(), &CALLS.to_string()]).output().ok()?;
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/anchors/node-worker-run.mjs"
+    );
+    let output = Command::new("node")
+        .args([script, &runs.to_string(), &CALLS.to_string()])
+        .output()
+        .ok()?;
     let text = String::from_utf8(output.stdout).ok()?;
-    Some(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect())
+    Some(
+        text.lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect(),
+    )
 }
 
 fn main() {
-    let runs: usize = std::env::var("BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(30);
+    let runs: usize = std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
     let scenarios = scenarios(runs);
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().thread_stack_size(32 << 20).build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(32 << 20)
+        .build()
+        .unwrap();
     let rows = runtime.block_on(ours(&scenarios));
     let anchors = anchor(runs).unwrap_or_default();
-    println!("| scenario | dsh-tools median ms (min–max) | node worker anchor median ms | anchor / ours |");
+    println!(
+        "| scenario | dsh-tools median ms (min–max) | node worker anchor median ms | anchor / ours |"
+    );
     println!("|---|---|---|---|");
     for (name, median, min, max) in &rows {
-        let anchor_ms = anchors.iter().find(|a| a["scenario"] == *name.as_str()).and_then(|a| a["median_ms"].as_f64());
+        let anchor_ms = anchors
+            .iter()
+            .find(|a| a["scenario"] == *name.as_str())
+            .and_then(|a| a["median_ms"].as_f64());
         let line = json!({ "scenario": name, "median_ms": median, "min_ms": min, "max_ms": max, "anchor_median_ms": anchor_ms });
         eprintln!("{line}");
         let (anchor_cell, ratio) = match anchor_ms {

@@ -28,6 +28,10 @@ struct Common {
     /// Host configuration (JSON or TOML); `initialize.config` is merged over it.
     #[arg(long, global = true)]
     config: Option<PathBuf>,
+    /// Enable built-in tools rooted at the current directory: `fs`, `bash` or `fs,bash`
+    /// (the same as `builtins.fs.root = "."` / `builtins.bash.cwd = "."` in the config).
+    #[arg(long, global = true, value_delimiter = ',')]
+    builtins: Vec<String>,
     /// Log level for stderr (overridden by RUST_LOG).
     #[arg(long, global = true, default_value = "warn")]
     log_level: String,
@@ -59,10 +63,20 @@ enum Command {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     init_logging(&cli.common.log_level);
-    let base_config = match &cli.common.config {
+    let mut base_config = match &cli.common.config {
         Some(path) => config::read_file(path)?,
         None => serde_json::json!({}),
     };
+    for family in &cli.common.builtins {
+        let enabled = match family.as_str() {
+            "fs" => serde_json::json!({ "builtins": { "fs": { "root": "." } } }),
+            "bash" => serde_json::json!({ "builtins": { "bash": { "cwd": "." } } }),
+            other => anyhow::bail!("--builtins: unknown family {other:?} (expected fs, bash)"),
+        };
+        let mut merged = enabled;
+        config::merge(&mut merged, base_config);
+        base_config = merged;
+    }
     let parsed = config::parse(base_config.clone())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -976,3 +976,39 @@ feedback: BlockFeedback,
 additionalContexts?: Array<ContextMessage>, };
 
 export type BlockFeedback = string | Array<ContentBlock>;
+
+export type PresentCallParams = { 
+/**
+ * Tool name.
+ */
+name: string, 
+/**
+ * The call's arguments (as logged; malformed ones fall back to `null`).
+ */
+arguments: JsonValue, 
+/**
+ * The viewing agent (so the card matches what executed).
+ */
+agent?: string, };
+
+export type PresentResultParams = { 
+/**
+ * Tool name.
+ */
+name: string, 
+/**
+ * The call's arguments.
+ */
+arguments: JsonValue, 
+/**
+ * The durable result (`isError`, `content`; the value is not needed).
+ */
+result: ToolExecutionResult, 
+/**
+ * `presentationMeta` persisted with the result (overrides `result.meta`).
+ */
+meta?: JsonValue, 
+/**
+ * The viewing agent.
+ */
+agent?: string, };

@@ -263,3 +263,37 @@ pub struct PromptTool {
     /// JSON Schema of the arguments.
     pub input_schema: JsonValue,
 }
+
+/// `tools/presentCall` params.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+pub struct PresentCallParams {
+    /// Tool name.
+    pub name: String,
+    /// The call's arguments (as logged; malformed ones fall back to `null`).
+    #[serde(default)]
+    pub arguments: JsonValue,
+    /// The viewing agent (so the card matches what executed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub agent: Option<AgentId>,
+}
+
+/// `tools/presentResult` params.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+pub struct PresentResultParams {
+    /// Tool name.
+    pub name: String,
+    /// The call's arguments.
+    #[serde(default)]
+    pub arguments: JsonValue,
+    /// The durable result (`isError`, `content`; the value is not needed).
+    pub result: ToolExecutionResult,
+    /// `presentationMeta` persisted with the result (overrides `result.meta`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub meta: Option<JsonValue>,
+    /// The viewing agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub agent: Option<AgentId>,
+}

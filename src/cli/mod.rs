@@ -18,5 +18,6 @@ pub fn local_runtime(config: &HostConfig) -> anyhow::Result<(Arc<ToolRuntime>, A
     let runtime = ToolRuntime::new(&config);
     let code = CodeMode::install(&runtime, config.code_runtime.clone())?;
     PolicySet::install(&runtime, &config)?;
+    dsh_tools::builtins::register_builtins(&runtime, &config.builtins)?;
     Ok((runtime, code))
 }

@@ -74,12 +74,17 @@ impl CodeMode {
 
     /// Fresh isolates waiting for a run (0 before the pool started).
     pub fn ready_isolates(&self) -> usize {
-        self.pool.get().and_then(|p| p.as_ref().ok()).map_or(0, IsolatePool::ready_isolates)
+        self.pool
+            .get()
+            .and_then(|p| p.as_ref().ok())
+            .map_or(0, IsolatePool::ready_isolates)
     }
 
     /// The configured number of pooled isolates.
     pub fn pool_size(&self) -> usize {
-        usize::try_from(self.config.read().pool_size).unwrap_or(1).max(1)
+        usize::try_from(self.config.read().pool_size)
+            .unwrap_or(1)
+            .max(1)
     }
 
     fn events(&self) -> Arc<dyn CodeEvents> {

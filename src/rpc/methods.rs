@@ -61,6 +61,8 @@ pub fn table(session: Arc<Session>) -> RpcModule<Session> {
     method!("tools/executeBatch", execute_batch);
     method!("tools/prompt", prompt);
     method!("tools/metrics", metrics);
+    method!("tools/presentCall", present_call);
+    method!("tools/presentResult", present_result);
     method!("hooks/subscribe", subscribe);
     method!("hooks/unsubscribe", unsubscribe);
     module
@@ -106,6 +108,8 @@ async fn initialize(
     .map_err(|e| invalid_params(format!("invalid params: {e}")))?;
     drop(policy);
     session.runtime.configure(&config);
+    crate::builtins::register_builtins(&session.runtime, &config.builtins)
+        .map_err(|e| invalid_params(format!("invalid params: {e}")))?;
     if params.capabilities.approval {
         session
             .runtime
@@ -419,4 +423,40 @@ async fn unsubscribe(
             Some("UNKNOWN_SUBSCRIPTION"),
         )),
     }
+}
+
+async fn present_call(
+    params: RpcResult<wire::PresentCallParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<Option<serde_json::Value>> {
+    let params = params?;
+    let scope = known_scope(&session, params.agent)?;
+    Ok(crate::present::present_call(
+        &session.runtime,
+        &params.name,
+        &params.arguments,
+        scope.as_ref(),
+    ))
+}
+
+async fn present_result(
+    params: RpcResult<wire::PresentResultParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<Option<serde_json::Value>> {
+    let params = params?;
+    let scope = known_scope(&session, params.agent)?;
+    let result = crate::tool::PresentedResult {
+        is_error: params.result.is_error,
+        content: params.result.content,
+        meta: params.meta.or(params.result.meta),
+    };
+    Ok(crate::present::present_result(
+        &session.runtime,
+        &params.name,
+        &params.arguments,
+        &result,
+        scope.as_ref(),
+    ))
 }
