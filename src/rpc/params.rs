@@ -7,7 +7,11 @@ use serde::de::DeserializeOwned;
 
 /// Parses `params` (absent = `{}`) into `T`; `-32602` names the offending field.
 pub fn parse<T: DeserializeOwned>(params: &Params<'_>) -> Result<T, ErrorObjectOwned> {
-    from_str(params.as_str().unwrap_or("{}"))
+    let text = params.as_str().unwrap_or("{}");
+    if text.trim_start().starts_with('[') {
+        return Err(invalid_params("invalid params: expected an object (every method takes named params)"));
+    }
+    from_str(text)
 }
 
 /// Parses JSON text into `T` with field-naming errors.
