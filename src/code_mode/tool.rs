@@ -53,6 +53,14 @@ async fn run(
     code: Arc<CodeMode>,
     ctx: ToolRunContext,
 ) -> Result<BodyOutput, ToolError> {
+    // Only Code Mode sub-calls carry a parent. `run_code` is not in the SDK, and a program
+    // that starts runs of its own would hold isolates the host's other runs wait for.
+    if ctx.execution.parent.is_some() {
+        return Err(ToolError::harness(
+            HarnessCode::UnknownTool,
+            format!("unknown tool \"{RUN_CODE}\""),
+        ));
+    }
     let arguments = ctx.arguments();
     let source = arguments
         .get("code")
