@@ -1,6 +1,7 @@
 //! `dsh-tools run FILE.ts`: run one Code Mode program against the configured tools and show
 //! its output and each dispatch with timings.
 
+use anyhow::Context;
 use dsh_tools::ToolExecutionInput;
 use dsh_tools::code_mode::{CodeEvents, CodeMode, DispatchEnd, DispatchStart};
 use dsh_tools::runtime::LogStream;
@@ -12,7 +13,8 @@ use std::sync::Arc;
 
 /// Runs the program in `path`; returns the process exit code (0 success, 1 failure).
 pub async fn run_program(path: &Path, config: &HostConfig) -> anyhow::Result<i32> {
-    let code = std::fs::read_to_string(path)?;
+    let code = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the program {}", path.display()))?;
     let (runtime, code_mode) = super::local_runtime(config)?;
     code_mode.set_events(Arc::new(Printer));
     let description = format!("run {}", path.display());

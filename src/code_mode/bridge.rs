@@ -3,6 +3,7 @@
 //! [`CallQueue`] (submission order; safe calls overlap up to `maxParallelSubCalls`;
 //! exclusive calls are barriers).
 
+use super::announcer::Announcer;
 use super::events::{CodeEvents, DispatchEnd, DispatchStart, now_ms};
 use crate::pipeline::{CallQueue, ToolRuntime};
 use crate::runtime::{BindingHost, LogStream};
@@ -18,9 +19,12 @@ use tokio_util::sync::CancellationToken;
 pub struct Bridge {
     queue: Arc<CallQueue>,
     outer: Arc<ToolExecution>,
-    /// Fires when the run settles for any reason (and follows the outer signal).
+    /// Fires when the run settled for any reason (an outer abort ends the run first); every
+    /// sub-call's signal.
     settled: CancellationToken,
     events: Arc<dyn CodeEvents>,
+    /// Dispatch events, in dispatch-number order.
+    announcer: Announcer,
     handle: tokio::runtime::Handle,
     state: Mutex<BridgeState>,
 }
@@ -46,6 +50,7 @@ impl Bridge {
             queue: CallQueue::new(runtime, bound, false),
             outer,
             settled,
+            announcer: Announcer::new(events.clone()),
             events,
             handle: tokio::runtime::Handle::current(),
             state: Mutex::new(BridgeState::default()),
@@ -102,24 +107,28 @@ impl BindingHost for Arc<Bridge> {
                     arguments: arguments.clone(),
                     time,
                 };
-                bridge.events.dispatch_start(event);
+                bridge.announcer.started(number, event);
             };
             let Some(result) = bridge.queue.run(ticket, input, true, on_start).await else {
+                bridge.announcer.abandoned(number);
                 let _ = answer.send(Err(format!(
                     "tool \"{name}\" was abandoned when the run settled"
                 )));
                 return;
             };
             let start = *started.lock();
-            bridge.events.dispatch_end(DispatchEnd {
-                id,
-                parent,
-                name: name.clone(),
-                arguments,
-                content: result.content.clone(),
-                is_error: result.is_error(),
-                time: (start, now_ms()),
-            });
+            bridge.announcer.ended(
+                number,
+                DispatchEnd {
+                    id,
+                    parent,
+                    name: name.clone(),
+                    arguments,
+                    content: result.content.clone(),
+                    is_error: result.is_error(),
+                    time: (start, now_ms()),
+                },
+            );
             if !result.additional_contexts.is_empty() {
                 bridge
                     .state

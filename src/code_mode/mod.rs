@@ -2,6 +2,7 @@
 //! model reads. The program runs in a fresh isolate ([`crate::runtime`]); every
 //! `await tools.x(args)` re-enters the complete pipeline with the outer call as parent.
 
+mod announcer;
 mod bridge;
 mod events;
 mod tool;

@@ -16,6 +16,7 @@ use crate::tool::{
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use std::sync::{Arc, Weak};
+use tokio_util::sync::CancellationToken;
 
 /// Content of a run with neither output nor result.
 pub const EMPTY_RUN: &str = "(run_code completed with no output)";
@@ -68,18 +69,18 @@ async fn run(
             "invalid description: expected a non-empty string",
         ));
     }
-    let settled = ctx.signal.to_token().child_token();
-    let bridge = Bridge::new(
-        runtime,
-        ctx.execution.clone(),
-        settled.clone(),
-        code.events(),
-    );
+    // The outer signal ends the run first; sub-calls are aborted only once it settled, so a
+    // cancelled run reports `abort` rather than whatever its aborted sub-call made it throw.
+    let abort = ctx.signal.to_token().child_token();
+    let settled = CancellationToken::new();
+    // Should this future be dropped mid-run, its sub-calls are still aborted.
+    let _abort_sub_calls_if_dropped = settled.clone().drop_guard();
+    let bridge = Bridge::new(runtime, ctx.execution.clone(), settled, code.events());
     let request = RunRequest {
         code: source,
         limits: code.limits(),
         host: Arc::new(bridge.clone()),
-        abort: settled,
+        abort,
     };
     let outcome = code.pool()?.run(request).await;
     for context in bridge.drain().await {

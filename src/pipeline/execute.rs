@@ -54,9 +54,12 @@ impl ToolRuntime {
             signal,
         });
         let hooks = self.hooks.snapshot();
+        // `run_code` is the model's entry, not a binding: a program that started runs of its
+        // own would hold the isolates the host's other runs wait for.
         let tool = self
             .registry
-            .resolve(&execution.name, execution.agent.as_ref());
+            .resolve(&execution.name, execution.agent.as_ref())
+            .filter(|_| execution.parent.is_none() || &*execution.name != RUN_CODE);
         let stages = self.stages(&execution, tool.as_ref(), lossy, &hooks, &mut turns);
         let mut result = match AssertUnwindSafe(stages).catch_unwind().await {
             Ok(result) => result,

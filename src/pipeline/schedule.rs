@@ -81,6 +81,12 @@ impl CallQueue {
             .await;
         let exclusive = mode == ExecutionMode::Exclusive;
         loop {
+            // A call whose signal fired while it waited is abandoned even if a place freed
+            // at the same moment (the place usually frees *because* of that abort).
+            if abandon_on_abort && input.signal.is_aborted() {
+                self.abandon(index);
+                return None;
+            }
             let changed = self.changed.notified();
             tokio::pin!(changed);
             changed.as_mut().enable();

@@ -9,7 +9,9 @@ use serde::de::DeserializeOwned;
 pub fn parse<T: DeserializeOwned>(params: &Params<'_>) -> Result<T, ErrorObjectOwned> {
     let text = params.as_str().unwrap_or("{}");
     if text.trim_start().starts_with('[') {
-        return Err(invalid_params("invalid params: expected an object (every method takes named params)"));
+        return Err(invalid_params(
+            "invalid params: expected an object (every method takes named params)",
+        ));
     }
     from_str(text)
 }

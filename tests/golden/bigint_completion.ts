@@ -1,0 +1,2 @@
+// BigInt is not JSON.
+return 10n;

@@ -1,0 +1,2 @@
+// Neither output nor a result.
+const unused = 1 + 1;

@@ -1,0 +1,2 @@
+// null is an explicit result.
+return null;

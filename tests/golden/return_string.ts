@@ -1,0 +1,2 @@
+// A string result renders raw, without quotes.
+return "hello, model";

@@ -1,0 +1,2 @@
+// A program that does not parse.
+const x = ;

@@ -1,0 +1,2 @@
+// A thrown non-Error value is its own message.
+throw "xy";

@@ -1,0 +1,3 @@
+// Returning undefined leaves out `result`; the logs alone are the content.
+console.log("only this");
+return undefined;
