@@ -1,15 +1,18 @@
-// bootstrap.ts: evaluated once in every fresh isolate before it waits for its one program.
+// bootstrap.ts: the isolate side of the runtime, evaluated before any program exists.
 //
 // It builds what model programs see (`tools`, `ToolCallError`, `console`, run-scoped
-// `setTimeout`/`clearTimeout`), captures the few dsh ops it needs in closures, removes every
-// engine internal from the global object, and evaluates to the pair [harness, settle] the
-// host keeps: harness runs the compiled program, settle completes tasks (binding calls,
-// timers) the host finished later. It is written in the common subset of TypeScript and
-// JavaScript (no type syntax) so that type stripping leaves it byte-identical; the shapes it
-// gives programs are declared in `globals.d.ts`.
+// `setTimeout`/`clearTimeout`), the lossless JSON snapshot and the harness. Evaluating it
+// defines everything and leaves one global, `__dshFinish`; the host evaluates it once into a
+// startup snapshot, and each fresh isolate restored from that snapshot calls `__dshFinish()`,
+// which binds the dsh ops, removes every engine internal from the global object (itself
+// included), installs the program globals and returns the pair [harness, settle] the host
+// keeps: harness runs the compiled program, settle completes tasks (binding calls, timers)
+// the host finished later.
 //
-// Everything used while a program runs is captured here, before any program code exists,
-// so a program that patches built-in prototypes cannot redirect the bridge.
+// It is written in the common subset of TypeScript and JavaScript (no type syntax) so that
+// type stripping leaves it byte-identical; the shapes it gives programs are declared in
+// `globals.d.ts`. Everything used while a program runs is captured here, before any program
+// code exists, so a program that patches built-in prototypes cannot redirect the bridge.
 "use strict";
 
 ((global) => {
@@ -47,13 +50,15 @@
   const PromiseCtor = Promise;
   const PromiseReject = Promise.reject;
 
-  // All five are synchronous ops: nothing of deno_core's async-op JavaScript is on the path.
-  const ops = global.Deno.core.ops;
-  const opCall = ops.op_dsh_call;
-  const opLog = ops.op_dsh_log;
-  const opTimer = ops.op_dsh_timer;
-  const opCancelTimer = ops.op_dsh_cancel_timer;
-  const opIsProxy = ops.op_dsh_is_proxy;
+  // The five dsh ops, bound by `finish` in the isolate that runs the program (never taken
+  // from the snapshot). All are synchronous: no deno_core async-op JavaScript is on the path.
+  let opCall;
+  let opLog;
+  let opTimer;
+  let opCancelTimer;
+  let opIsProxy;
+  // The program's `tools` object, also made by `finish`.
+  let tools;
 
   /** A fresh array that never consults Array.prototype, even for index writes. */
   const bareArray = () => ObjectSetPrototypeOf([], null);
@@ -65,8 +70,10 @@
 
   // ---- tasks the host completes later ---------------------------------------------------
 
-  // Task id -> what to do with its reply; filled by bindings and timers, drained by `settle`.
+  // Task id -> what to do when the host finishes it: binding calls resolve a promise with
+  // the reply, timers run their callback. Ids are unique across both tables.
   const waiting = { __proto__: null };
+  const timers = { __proto__: null };
 
   const waitFor = (id) =>
     new PromiseCtor((resolve) => {
@@ -75,9 +82,10 @@
 
   /** Called by the host's driver when task `id` finished. */
   const settle = (id, reply) => {
-    const onDone = waiting[id];
+    const table = waiting[id] !== undefined ? waiting : timers;
+    const onDone = table[id];
     if (onDone === undefined) return;
-    ReflectDeleteProperty(waiting, id);
+    ReflectDeleteProperty(table, id);
     onDone(reply);
   };
 
@@ -89,10 +97,19 @@
   const MAX_DEPTH = 100;
   const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
-  const keyPath = (path, key) =>
-    ReflectApply(RegExpPrototypeExec, IDENTIFIER, [key]) !== null
-      ? path + "." + key
-      : path + "[" + JSONStringify(key) + "]";
+  const NO_ARGS = ObjectFreeze([]);
+
+  /** `root.key`, `root["odd key"]`, `root[3]` for the chain of keys in `segments`. */
+  const pathOf = (root, segments, depth) => {
+    let path = root;
+    for (let i = 0; i < depth; i++) {
+      const key = segments[i];
+      if (typeof key === "number") path += "[" + key + "]";
+      else if (ReflectApply(RegExpPrototypeExec, IDENTIFIER, [key]) !== null) path += "." + key;
+      else path += "[" + JSONStringify(key) + "]";
+    }
+    return path;
+  };
 
   /** What a non-plain object is, for the rejection message: its built-in tag or its class. */
   const describeObject = (value, tag) => {
@@ -112,144 +129,142 @@
     return "object with a custom prototype";
   };
 
+  // The walk's state lives here and is reused across calls; a snapshot that starts while
+  // another one runs (a program getter reached by the walk calls a tool) gets fresh state and
+  // puts the outer walk's state back when it is done.
+  let walkRoot = "";
+  let walkAncestors = bareArray();
+  let walkSegments = bareArray();
+  let walkError = "";
+  let walking = false;
+
+  /** Records why the value at `depth` is not lossless; always answers undefined. */
+  const fail = (depth, what) => {
+    walkError = pathOf(walkRoot, walkSegments, depth) + what;
+    return undefined;
+  };
+
   /**
-   * Returns `{ json }` or `{ error }`; never throws for any input (engine termination aside).
-   * `ancestors` is the chain of containers being serialized, for cycle detection.
+   * The JSON text of `value` at `depth`, or undefined after `fail`. `walkSegments` holds the
+   * keys leading to it and `walkAncestors` the containers around it, for cycle detection.
    */
-  const snapshot = (root, rootPath) => {
-    const ancestors = bareArray();
-    let error;
-    const visit = (value, path, depth) => {
-      switch (typeof value) {
-        case "string":
-          if (!ReflectApply(StringPrototypeIsWellFormed, value, [])) {
-            error = path + " is a string with a lone surrogate";
-            return undefined;
-          }
-          return JSONStringify(value);
-        case "number":
-          if (!NumberIsFinite(value)) {
-            error = path + " is " + StringCtor(value);
-            return undefined;
-          }
-          if (ObjectIs(value, -0)) {
-            error = path + " is -0";
-            return undefined;
-          }
-          return "" + value;
-        case "boolean":
-          return value ? "true" : "false";
-        case "undefined":
-          error = path + " is undefined";
-          return undefined;
-        case "bigint":
-          error = path + " is a BigInt";
-          return undefined;
-        case "symbol":
-          error = path + " is a symbol";
-          return undefined;
-        case "function":
-          error = path + " is a function";
-          return undefined;
-        default:
-          break;
-      }
-      if (value === null) return "null";
-      // Proxies first: every later check would run their traps.
-      if (opIsProxy(value)) {
-        error = path + " is not plain JSON data (Proxy)";
-        return undefined;
-      }
-      for (let i = 0; i < ancestors.length; i++) {
-        if (ancestors[i] === value) {
-          error = path + " is circular";
-          return undefined;
+  const visit = (value, depth) => {
+    switch (typeof value) {
+      case "string":
+        if (!ReflectApply(StringPrototypeIsWellFormed, value, NO_ARGS)) {
+          return fail(depth, " is a string with a lone surrogate");
         }
+        return JSONStringify(value);
+      case "number":
+        if (!NumberIsFinite(value)) return fail(depth, " is " + StringCtor(value));
+        if (value === 0 && ObjectIs(value, -0)) return fail(depth, " is -0");
+        return "" + value;
+      case "boolean":
+        return value ? "true" : "false";
+      case "undefined":
+        return fail(depth, " is undefined");
+      case "bigint":
+        return fail(depth, " is a BigInt");
+      case "symbol":
+        return fail(depth, " is a symbol");
+      case "function":
+        return fail(depth, " is a function");
+      default:
+        break;
+    }
+    if (value === null) return "null";
+    // Proxies first: every later check would run their traps.
+    if (opIsProxy(value)) return fail(depth, " is not plain JSON data (Proxy)");
+    for (let i = 0; i < depth; i++) {
+      if (walkAncestors[i] === value) return fail(depth, " is circular");
+    }
+    if (depth >= MAX_DEPTH) return fail(depth, " nests deeper than " + MAX_DEPTH + " levels");
+    // Plain data has the plain prototype and the plain built-in tag; the tag also catches
+    // exotic objects (Date, RegExp, Error, arguments, boxed primitives) given a plain prototype.
+    const isArray = ArrayIsArray(value);
+    const proto = ReflectGetPrototypeOf(value);
+    const tag = ReflectApply(ObjectPrototypeToString, value, NO_ARGS);
+    const plain = isArray
+      ? proto === ArrayPrototype && tag === "[object Array]"
+      : (proto === ObjectPrototype || proto === null) && tag === "[object Object]";
+    if (!plain) {
+      return fail(depth, " is not plain JSON data (" + describeObject(value, tag) + ")");
+    }
+    const keys = ReflectOwnKeys(value);
+    walkAncestors[depth] = value;
+    let out;
+    if (isArray) {
+      const length = value.length;
+      out = "[";
+      for (let i = 0; i < length; i++) {
+        walkSegments[depth] = i;
+        const descriptor = ObjectGetOwnPropertyDescriptor(value, i);
+        if (descriptor === undefined) return fail(depth + 1, " is a hole in a sparse array");
+        if (!ObjectHasOwn(descriptor, "value")) return fail(depth + 1, " is an accessor property");
+        const item = visit(descriptor.value, depth + 1);
+        if (item === undefined) return undefined;
+        out += i === 0 ? item : "," + item;
       }
-      if (depth >= MAX_DEPTH) {
-        error = path + " nests deeper than " + MAX_DEPTH + " levels";
-        return undefined;
-      }
-      // Plain data has the plain prototype and the plain built-in tag; the tag also catches
-      // exotic objects (Date, RegExp, Error, arguments, boxed primitives) given a plain prototype.
-      const isArray = ArrayIsArray(value);
-      const proto = ReflectGetPrototypeOf(value);
-      const tag = ReflectApply(ObjectPrototypeToString, value, []);
-      const plain = isArray
-        ? proto === ArrayPrototype && tag === "[object Array]"
-        : (proto === ObjectPrototype || proto === null) && tag === "[object Object]";
-      if (!plain) {
-        error = path + " is not plain JSON data (" + describeObject(value, tag) + ")";
-        return undefined;
-      }
-      const keys = ReflectOwnKeys(value);
-      ancestors[depth] = value;
-      let out;
-      if (isArray) {
-        const length = value.length;
-        out = "[";
-        for (let i = 0; i < length; i++) {
-          const descriptor = ObjectGetOwnPropertyDescriptor(value, i);
-          if (descriptor === undefined) {
-            error = path + "[" + i + "] is a hole in a sparse array";
-            return undefined;
-          }
-          if (!ObjectHasOwn(descriptor, "value")) {
-            error = path + "[" + i + "] is an accessor property";
-            return undefined;
-          }
-          const item = visit(descriptor.value, path + "[" + i + "]", depth + 1);
-          if (item === undefined) return undefined;
-          out += i === 0 ? item : "," + item;
-        }
-        if (keys.length !== length + 1) {
-          for (let i = 0; i < keys.length; i++) {
-            const key = keys[i];
-            if (typeof key === "symbol") {
-              error = path + " has a symbol-keyed property";
-              return undefined;
-            }
-            if (key !== "length" && !(key === "" + (+key >>> 0) && +key < length)) {
-              error = path + " has a non-index property " + JSONStringify(key);
-              return undefined;
-            }
-          }
-        }
-        out += "]";
-      } else {
-        out = "{";
+      if (keys.length !== length + 1) {
         for (let i = 0; i < keys.length; i++) {
           const key = keys[i];
-          if (typeof key === "symbol") {
-            error = path + " has a symbol-keyed property";
-            return undefined;
+          if (typeof key === "symbol") return fail(depth, " has a symbol-keyed property");
+          if (key !== "length" && !(key === "" + (+key >>> 0) && +key < length)) {
+            return fail(depth, " has a non-index property " + JSONStringify(key));
           }
-          const descriptor = ObjectGetOwnPropertyDescriptor(value, key);
-          const childPath = keyPath(path, key);
-          if (!ObjectHasOwn(descriptor, "value")) {
-            error = childPath + " is an accessor property";
-            return undefined;
-          }
-          if (!descriptor.enumerable) {
-            error = childPath + " is not enumerable";
-            return undefined;
-          }
-          const item = visit(descriptor.value, childPath, depth + 1);
-          if (item === undefined) return undefined;
-          out += (i === 0 ? "" : ",") + JSONStringify(key) + ":" + item;
         }
-        out += "}";
       }
-      ancestors.length = depth;
-      return out;
-    };
+      out += "]";
+    } else {
+      out = "{";
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i];
+        if (typeof key === "symbol") return fail(depth, " has a symbol-keyed property");
+        walkSegments[depth] = key;
+        const descriptor = ObjectGetOwnPropertyDescriptor(value, key);
+        if (!ObjectHasOwn(descriptor, "value")) return fail(depth + 1, " is an accessor property");
+        if (!descriptor.enumerable) return fail(depth + 1, " is not enumerable");
+        const item = visit(descriptor.value, depth + 1);
+        if (item === undefined) return undefined;
+        out += (i === 0 ? "" : ",") + JSONStringify(key) + ":" + item;
+      }
+      out += "}";
+    }
+    return out;
+  };
+
+  /** Where the last failed `snapshot` went wrong. */
+  let snapshotError = "";
+
+  /** The lossless JSON text of `root`, or undefined with the reason in `snapshotError`. */
+  const snapshot = (root, rootPath) => {
+    const nested = walking;
+    const outer = nested ? [walkRoot, walkAncestors, walkSegments, walkError] : null;
+    if (nested) {
+      walkAncestors = bareArray();
+      walkSegments = bareArray();
+    }
+    walking = true;
+    walkRoot = rootPath;
+    let json;
     try {
-      const json = visit(root, rootPath, 0);
-      return json === undefined ? { __proto__: null, error } : { __proto__: null, json };
+      json = visit(root, 0);
+      if (json === undefined) snapshotError = walkError;
     } catch (thrown) {
       // Only engine limits (stack, memory) can throw here; report them as this call's failure.
-      return { __proto__: null, error: rootPath + " could not be read (" + safeString(thrown) + ")" };
+      json = undefined;
+      snapshotError = rootPath + " could not be read (" + safeString(thrown) + ")";
     }
+    walkAncestors.length = 0;
+    if (outer === null) {
+      walking = false;
+    } else {
+      walkRoot = outer[0];
+      walkAncestors = outer[1];
+      walkSegments = outer[2];
+      walkError = outer[3];
+    }
+    return json;
   };
 
   // ---- describing values ---------------------------------------------------------------
@@ -359,9 +374,8 @@
       } else if (args.length > 1) {
         throw new ToolCallError(name, LOSSY + "expected one argument, got " + args.length);
       } else {
-        const snap = snapshot(args[0], "arguments");
-        if (snap.error !== undefined) throw new ToolCallError(name, LOSSY + snap.error);
-        json = snap.json;
+        json = snapshot(args[0], "arguments");
+        if (json === undefined) throw new ToolCallError(name, LOSSY + snapshotError);
       }
       // The op answers "1<json>" for a value, "0<message>" for a failure, or "p<task id>"
       // when the host answers later.
@@ -385,7 +399,7 @@
   };
 
   // Every string key is a binding: tools["my-tool"], tools.__proto__ and tools.constructor too.
-  const tools = new ProxyCtor(ObjectSetPrototypeOf({}, null), {
+  const TOOLS_HANDLER = ObjectFreeze({
     __proto__: null,
     get: (_target, key) => (typeof key === "string" ? bindingFor(key) : undefined),
     has: (_target, key) => typeof key === "string",
@@ -433,6 +447,8 @@
         return safeString(value);
     }
     if (value === null) return "null";
+    // Every property of `tools` is a binding: serializing it would call tools.toJSON.
+    if (value === tools) return "[tools]";
     if (isError(value)) return errorHeader(value);
     try {
       const json = JSONStringify(value);
@@ -478,7 +494,7 @@
     let ms = +delay;
     ms = ms >= 1 ? MathMin(MathTrunc(ms), MAX_DELAY_MS) : 0;
     const id = opTimer(ms);
-    waiting[id] = () => {
+    timers[id] = () => {
       try {
         ReflectApply(callback, undefined, args);
       } catch (thrown) {
@@ -490,16 +506,15 @@
   };
 
   const clearTimeout = function (id) {
-    if (typeof id === "number" && waiting[id] !== undefined) {
-      ReflectDeleteProperty(waiting, id);
+    if (typeof id === "number" && timers[id] !== undefined) {
+      ReflectDeleteProperty(timers, id);
       opCancelTimer(id);
     }
   };
 
-  // ---- the global object ---------------------------------------------------------------
-
-  // What programs keep: the ECMAScript standard library (minus Atomics and SharedArrayBuffer,
-  // whose blocking wait no budget could interrupt) and a few pure engine helpers.
+  // What programs keep: the ECMAScript standard library minus Atomics and SharedArrayBuffer
+  // (a blocking wait no budget could interrupt) and Intl (the engine only has a stand-in that
+  // formats wrongly and leans on an engine-private helper), plus atob and btoa.
   const KEEP = ObjectFreeze({
     __proto__: null,
     globalThis: true, Infinity: true, NaN: true, undefined: true, eval: true,
@@ -516,31 +531,8 @@
     Float32Array: true, Float64Array: true, BigInt64Array: true, BigUint64Array: true,
     Error: true, AggregateError: true, EvalError: true, RangeError: true, ReferenceError: true,
     SyntaxError: true, TypeError: true, URIError: true, InternalError: true, SuppressedError: true,
-    DisposableStack: true, AsyncDisposableStack: true, Intl: true, atob: true, btoa: true,
+    DisposableStack: true, AsyncDisposableStack: true, atob: true, btoa: true,
   });
-
-  const keys = ReflectOwnKeys(global);
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i];
-    if (typeof key === "string" && KEEP[key] === true) continue;
-    if (!ReflectDeleteProperty(global, key)) {
-      throw new TypeErrorCtor("bootstrap could not remove global " + StringCtor(key));
-    }
-  }
-
-  const define = (name, value, writable) =>
-    ObjectDefineProperty(global, name, {
-      __proto__: null,
-      value,
-      writable,
-      enumerable: false,
-      configurable: writable,
-    });
-  define("tools", tools, false);
-  define("ToolCallError", ToolCallError, true);
-  define("console", console, true);
-  define("setTimeout", setTimeout, true);
-  define("clearTimeout", clearTimeout, true);
 
   // ---- harness -------------------------------------------------------------------------
 
@@ -553,13 +545,60 @@
     try {
       const value = await ReflectApply(program, undefined, []);
       if (value === undefined) return "u";
-      const snap = snapshot(value, "value");
-      return snap.error === undefined ? "v" + snap.json : "i";
+      const json = snapshot(value, "value");
+      return json === undefined ? "i" : "v" + json;
     } catch (thrown) {
       return "e" + describeThrown(thrown);
     }
   };
 
-  // The host keeps both: the harness runs the program, settle completes host tasks.
-  return [harness, settle];
+  // ---- finishing in the isolate that runs the program --------------------------------
+
+  /**
+   * Everything above may come from a startup snapshot; this runs in each fresh isolate: it
+   * binds the ops, removes every engine internal from the global object (itself included),
+   * installs the program globals and hands the host [harness, settle].
+   */
+  const finish = () => {
+    const ops = global.Deno.core.ops;
+    opCall = ops.op_dsh_call;
+    opLog = ops.op_dsh_log;
+    opTimer = ops.op_dsh_timer;
+    opCancelTimer = ops.op_dsh_cancel_timer;
+    opIsProxy = ops.op_dsh_is_proxy;
+    tools = new ProxyCtor(ObjectSetPrototypeOf({}, null), TOOLS_HANDLER);
+
+    const keys = ReflectOwnKeys(global);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      if (typeof key === "string" && KEEP[key] === true) continue;
+      if (!ReflectDeleteProperty(global, key)) {
+        throw new TypeErrorCtor("bootstrap could not remove global " + StringCtor(key));
+      }
+    }
+
+    const define = (name, value, writable) =>
+      ObjectDefineProperty(global, name, {
+        __proto__: null,
+        value,
+        writable,
+        enumerable: false,
+        configurable: writable,
+      });
+    define("tools", tools, false);
+    define("ToolCallError", ToolCallError, true);
+    define("console", console, true);
+    define("setTimeout", setTimeout, true);
+    define("clearTimeout", clearTimeout, true);
+
+    // The host keeps both: the harness runs the program, settle completes host tasks.
+    return [harness, settle];
+  };
+  ObjectDefineProperty(global, "__dshFinish", {
+    __proto__: null,
+    value: finish,
+    writable: false,
+    enumerable: false,
+    configurable: true,
+  });
 })(globalThis);

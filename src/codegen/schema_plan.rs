@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 /// of them is `unknown`, since ignoring them would misstate its shape. Keywords that only
 /// narrow a value inside its type (`minimum`, `pattern`, `format`, ...) and annotations are
 /// ignored, as JSON Schema ignores unknown keywords.
-const UNSUPPORTED_KEYWORDS: &[&str] = &[
+pub(crate) const UNSUPPORTED_KEYWORDS: &[&str] = &[
     "$ref",
     "$dynamicRef",
     "$recursiveRef",

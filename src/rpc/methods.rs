@@ -68,6 +68,18 @@ pub fn table(session: Arc<Session>) -> RpcModule<Session> {
     module
 }
 
+/// Methods that make the host ask the client need the matching capability.
+fn require(declared: bool, message: &str) -> RpcResult<()> {
+    match declared {
+        true => Ok(()),
+        false => Err(rpc_error(
+            error_codes::REQUEST_FAILED,
+            message,
+            Some("CLIENT_CAPABILITY"),
+        )),
+    }
+}
+
 fn agent(name: Option<String>) -> Option<AgentId> {
     name.map(AgentId::from)
 }
@@ -159,13 +171,11 @@ async fn register(
     _: Signal,
 ) -> RpcResult<wire::RegistrationResult> {
     let params = params?;
-    if !session.capabilities.lock().execute_tools {
-        return Err(rpc_error(
-            error_codes::REQUEST_FAILED,
-            "tools/register registers client-executed tools: declare capabilities.executeTools in initialize",
-            Some("CLIENT_CAPABILITY"),
-        ));
-    }
+    let declared = session.capabilities.lock().execute_tools;
+    require(
+        declared,
+        "tools/register registers client-executed tools: declare capabilities.executeTools in initialize",
+    )?;
     let definition = client_tool::definition(params.tool, &session.peer)?;
     let registration = session.runtime.register(definition, agent(params.agent))?;
     Ok(wire::RegistrationResult {
@@ -382,13 +392,11 @@ async fn subscribe(
     _: Signal,
 ) -> RpcResult<wire::SubscribeResult> {
     let params = params?;
-    if !session.capabilities.lock().hooks {
-        return Err(rpc_error(
-            error_codes::REQUEST_FAILED,
-            "hooks/subscribe needs the hooks client capability (declare capabilities.hooks in initialize)",
-            Some("CLIENT_CAPABILITY"),
-        ));
-    }
+    let declared = session.capabilities.lock().hooks;
+    require(
+        declared,
+        "hooks/subscribe needs the hooks client capability (declare capabilities.hooks in initialize)",
+    )?;
     let scope = known_scope(&session, params.agent)?;
     let mut subscriptions = session.subscriptions.lock();
     let subscription = format!("hook:{}", subscriptions.len() + 1);

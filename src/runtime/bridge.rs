@@ -8,6 +8,7 @@
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -90,7 +91,7 @@ impl RunScope {
 
     /// Drops every outstanding binding future and timer, so nothing of the run outlives it,
     /// and hands back the run's output.
-    pub(crate) fn settle(&self) -> OutputBudget {
+    pub(crate) fn close(&self) -> OutputBudget {
         let tasks = std::mem::take(&mut *self.tasks.borrow_mut());
         drop(tasks);
         self.timers.borrow_mut().clear();
@@ -177,16 +178,26 @@ fn op_dsh_call(state: &mut OpState, #[string] name: &str, #[string] arguments: &
         Ok(value) => value,
         Err(error) => return failure(&format!("arguments must be lossless JSON: {error}")),
     };
-    let mut future = scope.host.call(name, arguments);
-    // The driver polls again with its own waker before it goes idle (`has_unpolled_tasks`).
-    if let Poll::Ready(result) = future.poll_unpin(&mut Context::from_waker(noop_waker_ref())) {
-        return encode_reply(result);
+    // A panic must not unwind into the engine's C frames: it fails this call instead.
+    let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        let mut future = scope.host.call(name, arguments);
+        // The driver polls again with its own waker before it goes idle (`has_unpolled_tasks`).
+        match future.poll_unpin(&mut Context::from_waker(noop_waker_ref())) {
+            Poll::Ready(result) => Err(result),
+            Poll::Pending => Ok(future),
+        }
+    }));
+    match started {
+        Ok(Ok(future)) => {
+            let id = scope.next_id();
+            scope.add_task(Box::pin(
+                future.map(move |result| Some((id, encode_reply(result)))),
+            ));
+            format!("p{id}")
+        }
+        Ok(Err(answered)) => encode_reply(answered),
+        Err(_) => failure("the tool host failed"),
     }
-    let id = scope.next_id();
-    scope.add_task(Box::pin(
-        future.map(move |result| Some((id, encode_reply(result)))),
-    ));
-    format!("p{id}")
 }
 
 fn failure(message: &str) -> String {
@@ -226,7 +237,14 @@ fn op_dsh_log(state: &mut OpState, #[smi] stream: u32, #[string] text: &str) {
     };
     let admission = scope.output.borrow_mut().push(text);
     match admission {
-        Admission::Accepted => scope.host.log(stream, text),
+        Admission::Accepted => {
+            // A panic must not unwind into the engine's C frames; the line is kept regardless.
+            let forwarded =
+                std::panic::catch_unwind(AssertUnwindSafe(|| scope.host.log(stream, text)));
+            if forwarded.is_err() {
+                tracing::error!("the binding host panicked while taking a console line");
+            }
+        }
         Admission::Refused => scope.control.stop(StopReason::OutputLimit),
     }
 }

@@ -123,7 +123,7 @@ impl fmt::Display for FailureKind {
 pub enum RuntimeError {
     #[error("invalid pool config: {0}")]
     InvalidConfig(&'static str),
-    #[error("the runtime bootstrap is not valid TypeScript: {0}")]
+    #[error("the runtime bootstrap failed: {0}")]
     Bootstrap(String),
     #[error("could not start an isolate thread: {0}")]
     Thread(String),

@@ -2,23 +2,19 @@
 
 use std::future::poll_fn;
 use std::rc::Rc;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::task::Poll;
 
 use deno_core::{JsRuntime, PollEventLoopOptions, RuntimeOptions, v8};
 use futures::FutureExt;
 
 use super::bridge::{self, Completion, RunScope};
-use super::contract::{BindingHost, RunLimits, RunOutcome, RuntimeError};
+use super::contract::{BindingHost, RunLimits, RunOutcome};
 use super::control::RunControl;
-use super::strip;
 use super::verdict::{self, Verdict};
 
-/// The isolate-side sources, type-stripped once per process.
-const BOOTSTRAP_TS: &str = include_str!("../../runtime-ts/bootstrap.ts");
-
-/// The model's code becomes the body of this function; the bootstrap's harness subtracts the
-/// one line it adds (`PROGRAM_LINE_OFFSET`) from positions it reports.
+/// The model's code becomes the body of this function. Positions the engine reports are one
+/// line off; the harness (its `PROGRAM_LINE_OFFSET`) and `verdict` subtract the prefix lines.
 const PROGRAM_PREFIX: &str = "(async function () {\n";
 const PROGRAM_SUFFIX: &str = "\n})";
 /// Lines the prefix adds above the model's first line.
@@ -37,14 +33,6 @@ pub(crate) const PROGRAM_PREFIX_LINES: i64 = {
 /// The script name positions in model programs are reported under.
 pub(crate) const PROGRAM_NAME: &str = "program.ts";
 
-pub(crate) fn bootstrap_source() -> Result<&'static str, RuntimeError> {
-    static STRIPPED: OnceLock<Result<String, String>> = OnceLock::new();
-    STRIPPED
-        .get_or_init(|| strip::strip_types(BOOTSTRAP_TS).map_err(|error| error.to_string()))
-        .as_deref()
-        .map_err(|message| RuntimeError::Bootstrap(message.to_owned()))
-}
-
 /// A job for one isolate: a stripped program plus what it may use.
 pub(crate) struct Job {
     pub(crate) code: String,
@@ -62,28 +50,22 @@ pub(crate) struct FreshIsolate {
     settle: v8::Global<v8::Function>,
 }
 
-/// How the driver saw the program end.
-enum Ending {
-    Harness(Result<v8::Global<v8::Value>, Box<deno_core::error::JsError>>),
-    EventLoop(deno_core::error::CoreError),
-    Stalled,
-    Stopped,
-}
-
 impl FreshIsolate {
-    /// Creates the isolate and evaluates the bootstrap, keeping its harness and settle functions.
-    pub(crate) fn new(max_heap_mb: u64, bootstrap: &'static str) -> Result<Self, String> {
+    /// Restores an isolate from the startup snapshot and finishes the bootstrap in it, keeping
+    /// the harness and settle functions.
+    pub(crate) fn new(max_heap_mb: u64, snapshot: &'static [u8]) -> Result<Self, String> {
         let heap_bytes = usize::try_from(max_heap_mb.saturating_mul(1024 * 1024))
             .map_err(|_| "max_heap_mb does not fit this platform".to_owned())?;
         let mut runtime = JsRuntime::try_new(RuntimeOptions {
             extensions: vec![bridge::extension()],
+            startup_snapshot: Some(snapshot),
             create_params: Some(v8::CreateParams::default().heap_limits(0, heap_bytes)),
             ..Default::default()
         })
         .map_err(|error| format!("isolate creation failed: {error}"))?;
         let exports = runtime
-            .execute_script("dsh-runtime:bootstrap.ts", bootstrap)
-            .map_err(|error| format!("bootstrap failed: {error}"))?;
+            .execute_script("dsh-runtime:finish.js", "__dshFinish()")
+            .map_err(|error| format!("finishing the bootstrap failed: {error}"))?;
         let (harness, settle) = {
             deno_core::scope!(scope, &mut runtime);
             let exports = v8::Local::new(scope, exports);
@@ -124,35 +106,24 @@ impl FreshIsolate {
             limits.max_output_bytes,
         ));
         self.runtime.op_state().borrow_mut().put(scope.clone());
-        let settled = if control.is_stopped() {
-            Ending::Stopped
+        let verdict = if control.is_stopped() {
+            Verdict::Stopped
         } else {
             tokio::select! {
                 biased;
-                () = control.stopped() => Ending::Stopped,
-                settled = self.execute(&code, &control, &scope) => settled,
+                () = control.stopped() => Verdict::Stopped,
+                verdict = self.execute(&code, &control, &scope) => verdict,
             }
         };
         let reason = control.finish();
-        let verdict = match settled {
-            Ending::Harness(Ok(answer)) => {
-                deno_core::scope!(v8_scope, &mut self.runtime);
-                let answer = v8::Local::new(v8_scope, answer);
-                Verdict::Answered(answer.to_rust_string_lossy(v8_scope))
-            }
-            Ending::Harness(Err(error)) => Verdict::Failed(error),
-            Ending::EventLoop(error) => Verdict::LoopFailed(error),
-            Ending::Stalled => Verdict::NeverSettled,
-            Ending::Stopped => Verdict::Stopped,
-        };
         let terminated = self.runtime.v8_isolate().is_execution_terminating();
-        let output = scope.settle();
+        let output = scope.close();
         verdict::conclude(verdict, reason, terminated, output, limits, max_heap_mb)
     }
 
     /// Compiles the program, calls the harness with it and drives host tasks and the event
     /// loop until the harness settles; all of it counts as busy time.
-    async fn execute(&mut self, code: &str, control: &RunControl, scope: &RunScope) -> Ending {
+    async fn execute(&mut self, code: &str, control: &RunControl, scope: &RunScope) -> Verdict {
         let mut source =
             String::with_capacity(PROGRAM_PREFIX.len() + code.len() + PROGRAM_SUFFIX.len());
         source.push_str(PROGRAM_PREFIX);
@@ -165,42 +136,52 @@ impl FreshIsolate {
         } = self;
         let program = match control.busy(|| runtime.execute_script(PROGRAM_NAME, source)) {
             Ok(program) => program,
-            Err(error) => return Ending::Harness(Err(error)),
+            Err(error) => return Verdict::Failed(error),
         };
         let mut call = control.busy(|| runtime.call_with_args(harness, &[program]));
         let options = PollEventLoopOptions::default();
-        poll_fn(|cx| {
+        let answer = poll_fn(|cx| {
             control.busy(|| {
                 loop {
                     if control.is_stopped() {
-                        return Poll::Ready(Ending::Stopped);
+                        return Poll::Ready(Err(Verdict::Stopped));
                     }
                     let finished = scope.poll_tasks(cx);
                     if !finished.is_empty() {
                         deliver(runtime, settle, finished);
                     }
-                    if let Poll::Ready(result) = call.poll_unpin(cx) {
-                        return Poll::Ready(Ending::Harness(result));
+                    if let Poll::Ready(answer) = call.poll_unpin(cx) {
+                        return Poll::Ready(answer.map_err(Verdict::Failed));
                     }
                     let idle = match runtime.poll_event_loop(cx, options) {
-                        Poll::Ready(Err(error)) => return Poll::Ready(Ending::EventLoop(error)),
+                        Poll::Ready(Err(error)) => {
+                            return Poll::Ready(Err(Verdict::LoopFailed(error)));
+                        }
                         Poll::Ready(Ok(())) => true,
                         Poll::Pending => false,
                     };
-                    if let Poll::Ready(result) = call.poll_unpin(cx) {
-                        return Poll::Ready(Ending::Harness(result));
+                    if let Poll::Ready(answer) = call.poll_unpin(cx) {
+                        return Poll::Ready(answer.map_err(Verdict::Failed));
                     }
                     if scope.has_unpolled_tasks() {
                         continue;
                     }
                     if idle && !scope.has_tasks() {
-                        return Poll::Ready(Ending::Stalled);
+                        return Poll::Ready(Err(Verdict::NeverSettled));
                     }
                     return Poll::Pending;
                 }
             })
         })
-        .await
+        .await;
+        match answer {
+            Ok(answer) => {
+                deno_core::scope!(v8_scope, runtime);
+                let answer = v8::Local::new(v8_scope, answer);
+                Verdict::Answered(answer.to_rust_string_lossy(v8_scope))
+            }
+            Err(verdict) => verdict,
+        }
     }
 }
 

@@ -12,9 +12,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::contract::{FailureKind, PoolConfig, RunFailure, RunOutcome, RunRequest, RuntimeError};
 use super::control::{RunControl, StopReason, Watch};
-use super::isolate::{self, Job};
+use super::isolate::Job;
 use super::output::OutputBudget;
 use super::slot::{self, Assignment, SlotShared, Ticket};
+use super::snapshot;
 use super::strip;
 use super::verdict::{self, Verdict};
 
@@ -42,7 +43,9 @@ impl Drop for PoolInner {
 const SHUT_DOWN: &str = "isolate pool shut down";
 
 impl IsolatePool {
-    /// Starts `config.size` slot threads and waits until each has its first isolate ready.
+    /// Builds the startup snapshot (once per process), starts `config.size` slots and waits
+    /// until each has its first isolate ready. Blocks the calling thread for that long (a
+    /// second or so the first time), so call it at startup or from `spawn_blocking`.
     pub fn new(config: PoolConfig) -> Result<Self, RuntimeError> {
         if config.size == 0 {
             return Err(RuntimeError::InvalidConfig("size must be at least 1"));
@@ -53,7 +56,7 @@ impl IsolatePool {
             ));
         }
         disable_bytecode_cache();
-        let bootstrap = isolate::bootstrap_source()?;
+        let snapshot = snapshot::startup_snapshot()?;
         let (ready, tickets) = mpsc::channel(config.size);
         let inner = Arc::new(PoolInner {
             config,
@@ -64,7 +67,7 @@ impl IsolatePool {
         });
         let shared = SlotShared {
             max_heap_mb: config.max_heap_mb,
-            bootstrap,
+            snapshot,
             ready,
             ready_count: inner.ready_count.clone(),
             closed: inner.closed.clone(),
@@ -145,10 +148,11 @@ impl IsolatePool {
             shutdown: closed,
         };
         let answered = watch.answer(&mut answer).await;
+        let reason = control.reason();
         drop(stop_if_dropped);
         match answered {
             Some(outcome) => outcome,
-            None => match control.reason() {
+            None => match reason {
                 Some(reason) if reason != StopReason::Finished => verdict::conclude(
                     Verdict::Stopped,
                     reason,

@@ -20,11 +20,6 @@ pub(crate) enum Verdict {
     Stopped,
 }
 
-/// Positions the engine reports are this many lines below the model's own.
-fn program_line_offset() -> i64 {
-    super::isolate::PROGRAM_PREFIX_LINES
-}
-
 pub(crate) fn conclude(
     verdict: Verdict,
     reason: StopReason,
@@ -167,7 +162,8 @@ pub(crate) fn describe_js_error(error: &JsError) -> String {
         if frame.file_name.as_deref() != Some(super::isolate::PROGRAM_NAME) {
             return None;
         }
-        let line = frame.line_number? - program_line_offset();
+        // The engine counts the wrapper's lines too.
+        let line = frame.line_number? - super::isolate::PROGRAM_PREFIX_LINES;
         let column = frame.column_number?;
         (line >= 1).then(|| format!(" at {}:{line}:{column}", super::isolate::PROGRAM_NAME))
     });

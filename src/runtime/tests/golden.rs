@@ -158,7 +158,8 @@ async fn console_lines_are_formatted_and_forwarded() {
             "const o = {n: 1n}; o.self = o; console.log(o);\n",
             "console.log(function named() {}, () => 1, 'multi\\nline');\n",
             "console.log();\n",
-            "console.log(new Error(''), -0, 1.5, [undefined]);",
+            "console.log(new Error(''), -0, 1.5, [undefined]);\n",
+            "console.log(tools);",
         ),
         &[
             "a 1 true null undefined {\"a\":1} [1,\"b\"] TypeError: boom 5 Symbol(s)",
@@ -166,6 +167,7 @@ async fn console_lines_are_formatted_and_forwarded() {
             "[Function: named] [Function (anonymous)] multi\nline",
             "",
             "Error 0 1.5 [null]",
+            "[tools]",
         ],
         Ok(None),
     )
@@ -246,17 +248,23 @@ async fn thrown_errors_name_their_position_in_the_program() {
     .await;
 }
 
+/// Syntax errors come from the type stripper or, past it, the engine: either way an exception
+/// named SyntaxError with a position in the model's source.
 #[tokio::test]
 async fn syntax_errors_are_exceptions_with_positions() {
-    let (outcome, _) = run("const a = 1;\nlet b = ;").await;
-    assert_eq!(outcome.logs, Vec::<String>::new());
-    let failure = outcome.result.unwrap_err();
-    assert_eq!(failure.kind, FailureKind::Exception);
-    assert!(
-        failure.message.starts_with("SyntaxError: ")
-            && failure.message.ends_with(" at program.ts:2:9"),
-        "{failure:?}"
-    );
+    for (code, position) in [
+        ("const a = 1;\nlet b = ;", " at program.ts:2:9"),
+        ("enum Color { Red }", " at program.ts:1:"),
+    ] {
+        let (outcome, _) = run(code).await;
+        assert_eq!(outcome.logs, Vec::<String>::new());
+        let failure = outcome.result.unwrap_err();
+        assert_eq!(failure.kind, FailureKind::Exception);
+        assert!(
+            failure.message.starts_with("SyntaxError: ") && failure.message.contains(position),
+            "{failure:?}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -311,6 +319,13 @@ async fn timers_are_run_scoped() {
     assert_eq!(outcome.result, ok(json!(1)));
     assert_eq!(outcome.logs, Vec::<String>::new());
     assert!(host.lines.lock().is_empty());
+    // clearTimeout with the id of something else cancels nothing.
+    check(
+        "const pending = tools.slow({ok: 1});\nfor (let id = 0; id < 10; id++) clearTimeout(id);\nreturn await pending;",
+        &[],
+        ok(json!({"ok": 1})),
+    )
+    .await;
     check(
         "try { setTimeout('code', 1); } catch (e) { return e.name }",
         &[],

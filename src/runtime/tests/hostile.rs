@@ -101,7 +101,13 @@ async fn allocation_bombs_end_as_worker_exit() {
         "const parts = []; for (let i = 0; ; i++) parts.push({ i, s: String(i).repeat(50) });",
         "const m = new Map(); for (let i = 0; ; i++) m.set(i, {i, pad: [i, i, i]});",
     ] {
-        let (outcome, _) = timed(code, LIMITS, 32).await;
+        // Compute is generous: the heap must run out first, even in an unoptimized build.
+        let limits = RunLimits {
+            compute_ms: 60_000,
+            max_wall_ms: 120_000,
+            ..LIMITS
+        };
+        let (outcome, _) = timed(code, limits, 32).await;
         assert_eq!(
             outcome.result,
             failed(FailureKind::WorkerExit, "heap limit of 32 MiB exceeded"),
@@ -289,4 +295,29 @@ async fn engine_internals_are_out_of_reach() {
         ok(json!([{"a": 1}, 0])),
     )
     .await;
+}
+
+#[tokio::test]
+async fn host_panics_are_contained() {
+    let pool = new_pool(1, 64);
+    let host = Arc::new(TestHost::default());
+    let outcome = run_on(
+        &pool,
+        "try { await tools.panic({}); } catch (e) { return [e.toolName, e.message]; }",
+        LIMITS,
+        &host,
+    )
+    .await;
+    assert_eq!(outcome.result, ok(json!(["panic", "the tool host failed"])));
+    let outcome = run_on(&pool, "await tools.panic_later({});", LIMITS, &host).await;
+    assert_eq!(
+        outcome.result,
+        failed(
+            FailureKind::WorkerExit,
+            "the isolate thread exited during the run"
+        )
+    );
+    let outcome = run_on(&pool, "return 'replaced'", LIMITS, &host).await;
+    assert_eq!(outcome.result, ok(json!("replaced")));
+    pool.shutdown().await;
 }

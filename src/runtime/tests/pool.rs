@@ -137,4 +137,5 @@ async fn programs_never_reach_the_bytecode_cache() {
     let entries: Vec<_> = std::fs::read_dir(home).unwrap().collect();
     assert!(entries.is_empty(), "{entries:?}");
     assert!(std::env::var_os("V82JSC_NO_BC_CACHE").is_some());
+    std::fs::remove_dir(home).unwrap();
 }

@@ -17,7 +17,9 @@ use crate::runtime::{
 
 /// A host whose answers depend only on the tool name:
 /// `fail` rejects with "denied", `never` never settles, `slow` answers after 300 ms of host-side
-/// waiting, `abort` cancels the run's token, `name` answers the tool name, anything else echoes.
+/// waiting, `abort` cancels the run's token, `name` answers the tool name, `panic` panics in
+/// `call`, `panic_later` returns a future that panics when polled a second time, anything else
+/// echoes.
 #[derive(Default)]
 pub(super) struct TestHost {
     pub(super) calls: Mutex<Vec<(String, serde_json::Value)>>,
@@ -43,6 +45,16 @@ impl BindingHost for TestHost {
                 self.abort.cancel();
                 Box::pin(futures::future::pending())
             }
+            "panic" => panic!("host bug in call"),
+            "panic_later" => {
+                let mut polled = false;
+                Box::pin(futures::future::poll_fn(move |cx| {
+                    assert!(!polled, "host bug in a pending future");
+                    polled = true;
+                    cx.waker().wake_by_ref();
+                    std::task::Poll::Pending
+                }))
+            }
             "name" => {
                 let name = serde_json::Value::String(name.to_owned());
                 Box::pin(async move { Ok(name) })
@@ -62,8 +74,9 @@ pub(super) const LIMITS: RunLimits = RunLimits {
     max_output_bytes: 1 << 20,
 };
 
-/// Points the user cache at an empty directory before the first isolate exists, so the
-/// bytecode-cache test can tell whether anything was written.
+/// Points the user cache (`$XDG_CACHE_HOME`, where v8x would put `v8x/quickjs-bytecode`) at an
+/// empty directory before the first isolate exists, so the bytecode-cache test can tell
+/// whether anything was written.
 pub(super) fn cache_home() -> &'static PathBuf {
     static HOME: OnceLock<PathBuf> = OnceLock::new();
     static SET: Once = Once::new();
@@ -73,11 +86,9 @@ pub(super) fn cache_home() -> &'static PathBuf {
         dir
     });
     SET.call_once(|| {
-        // SAFETY: tests only; runs before this test binary creates any isolate.
-        unsafe {
-            std::env::set_var("XDG_CACHE_HOME", home);
-            std::env::set_var("HOME", home);
-        }
+        // SAFETY: tests only, before this module's tests create any isolate. v8x prefers
+        // XDG_CACHE_HOME over HOME, so HOME is left alone for the rest of the test binary.
+        unsafe { std::env::set_var("XDG_CACHE_HOME", home) };
     });
     home
 }
