@@ -91,7 +91,7 @@ async fn ours(scenarios: &[Scenario]) -> Vec<(String, f64, f64, f64)> {
     let runtime = ToolRuntime::new(&config);
     let code = CodeMode::install(&runtime, config.code_runtime.clone()).unwrap();
     runtime.register(echo_tool(), None).unwrap();
-    code.prewarm().unwrap();
+    code.prewarm().await.unwrap();
     let mut rows = Vec::new();
     for scenario in scenarios {
         let arguments = json!({ "code": scenario.code, "description": scenario.name });

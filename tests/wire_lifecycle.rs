@@ -252,7 +252,8 @@ fn default_config() -> Value {
         },
         "pipeline": {
             "timeout": { "enforce": true, "defaultMs": null },
-            "retry": { "maxAttempts": 1, "backoffMs": 100 }
+            "retry": { "maxAttempts": 1, "backoffMs": 100 },
+            "hookTimeoutMs": 30000
         },
         "permissions": { "allow": [], "deny": [], "ask": [] },
         "mcpServers": {},

@@ -52,9 +52,13 @@ impl CodeMode {
         *self.events.write() = events;
     }
 
-    /// Starts the isolate pool now, so the first run does not pay for it.
-    pub fn prewarm(&self) -> Result<(), ToolError> {
-        self.pool().map(|_| ())
+    /// Starts the isolate pool now, so the first run does not pay for it (building the
+    /// startup snapshot takes a second or two, on a blocking thread).
+    pub async fn prewarm(self: &Arc<Self>) -> Result<(), ToolError> {
+        let code = self.clone();
+        tokio::task::spawn_blocking(move || code.pool().map(|_| ()))
+            .await
+            .map_err(|e| ToolError::new(format!("the Code Mode runtime could not start: {e}")))?
     }
 
     /// The TypeScript SDK over what `agent` sees (lexicographic, byte-identical for an

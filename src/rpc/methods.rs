@@ -129,10 +129,13 @@ async fn initialize(
     }
     session.code.configure(config.code_runtime.clone());
     if config.tools.mode != wire::PresentationMode::Native {
-        // Warm isolates before the first run; a failure here surfaces on that run instead.
-        if let Err(e) = session.code.prewarm() {
-            tracing::warn!("{e}");
-        }
+        // Warm isolates in the background; a failure here surfaces on the first run instead.
+        let code = session.code.clone();
+        tokio::spawn(async move {
+            if let Err(e) = code.prewarm().await {
+                tracing::warn!("{e}");
+            }
+        });
     }
     *session.capabilities.lock() = params.capabilities;
     *session.config.lock() = config.clone();
