@@ -71,6 +71,20 @@ impl Next {
     }
 }
 
+/// Runs a listener's future, turning a panic into an error so the caller can fail closed
+/// and name the listener (`panicked: <message>`).
+pub(crate) async fn contained<T>(
+    work: impl Future<Output = Result<T, ToolError>>,
+) -> Result<T, ToolError> {
+    match AssertUnwindSafe(work).catch_unwind().await {
+        Ok(outcome) => outcome,
+        Err(panic) => Err(ToolError::new(format!(
+            "panicked: {}",
+            panic_message(&panic)
+        ))),
+    }
+}
+
 /// The text of a panic payload.
 pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
     if let Some(text) = panic.downcast_ref::<&str>() {
