@@ -226,18 +226,19 @@ impl ToolRuntime {
             .filter(|l| l.applies_to(execution))
             .cloned()
             .collect();
-        let next = Next::new(
-            wrappers,
-            definition.body.clone(),
-            tool.registration.clone(),
-            deferred.clone(),
-        );
         let dispatch = Dispatch {
             execution: execution.clone(),
             signal: execution.signal.clone(),
             timeout_ms: definition.timeout_ms,
             idempotent: definition.idempotent,
         };
+        let next = Next::new(
+            wrappers,
+            definition.body.clone(),
+            dispatch.clone(),
+            tool.registration.clone(),
+            deferred.clone(),
+        );
         next.run(dispatch).await
     }
 

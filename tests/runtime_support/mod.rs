@@ -29,6 +29,14 @@ pub fn runtime_with(config: Value) -> Arc<ToolRuntime> {
     ToolRuntime::new(&dsh_tools::config::parse(config).unwrap())
 }
 
+/// Bounds a wait that only a broken pipeline would make endless, so a regression fails
+/// instead of hanging the suite (never used to make anything happen).
+pub async fn settles<T>(work: impl Future<Output = T>) -> T {
+    tokio::time::timeout(std::time::Duration::from_secs(20), work)
+        .await
+        .expect("the work did not settle")
+}
+
 /// Parses JSON text keeping number text as written (`1.0` stays `1.0`).
 pub fn raw(text: &str) -> Value {
     serde_json::from_str(text).unwrap()
