@@ -75,8 +75,15 @@ impl ToolRuntime {
                 Ok(Some(content)) => result.content = content,
                 Ok(None) => {}
                 Err(panic) => {
-                    let message = format!("finalizeContent panicked: {}", panic_message(&panic));
-                    result.content = vec![ContentBlock::text(format!("Error: {message}"))];
+                    // Content that says "Error" on a success would lie: the call fails, and
+                    // the contexts already promised to the loop are kept.
+                    let message = format!(
+                        "finalizeContent of tool \"{}\" panicked: {}",
+                        execution.name,
+                        panic_message(&panic)
+                    );
+                    let failed = ToolExecutionResult::harness(HarnessCode::PipelineFailed, message);
+                    result = keep_contexts(result, failed);
                 }
             }
         }
