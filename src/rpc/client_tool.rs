@@ -1,6 +1,7 @@
 //! Tools the client registers and executes: the body is a `client/executeTool` round trip;
 //! `concurrencySafe: "ask"` and `render: "client"` ask the client too.
 
+use crate::json;
 use crate::pipeline::timed_out;
 use crate::registry::RegistryError;
 use crate::tool::{
@@ -15,7 +16,7 @@ use std::sync::Arc;
 
 /// Builds the definition of a client-executed tool from its wire spec.
 pub fn definition(spec: wire::ToolSpec, peer: &Arc<Peer>) -> Result<ToolDefinition, RegistryError> {
-    let mut builder = ToolDefinition::builder(spec.name).description(spec.description);
+    let mut builder = ToolDefinition::builder(spec.name.clone()).description(spec.description);
     builder = match (spec.parameters, spec.input_schema) {
         (Some(_), Some(_)) => return Err(RegistryError::AmbiguousInput),
         (Some(parameters), None) => builder.parameters(parameters),
@@ -50,7 +51,10 @@ pub fn definition(spec: wire::ToolSpec, peer: &Arc<Peer>) -> Result<ToolDefiniti
             None | Some(wire::ConcurrencySpec::Fixed(false)) => Concurrency::Exclusive,
             Some(wire::ConcurrencySpec::Fixed(true)) => Concurrency::Parallel,
             Some(wire::ConcurrencySpec::Ask(_)) => {
-                Concurrency::Classified(Arc::new(ClientClassifier(peer.clone())))
+                Concurrency::Classified(Arc::new(ClientClassifier {
+                    peer: peer.clone(),
+                    name: spec.name.clone(),
+                }))
             }
         });
     if spec.render == wire::RenderSpec::Client {
@@ -87,7 +91,7 @@ impl ToolBody for ClientBody {
                 token: execution.token.to_string(),
                 call_id: execution.call_id.to_string(),
                 name: execution.name.to_string(),
-                arguments: Value::clone(&execution.arguments),
+                arguments: json::deep_clone(&execution.arguments),
                 agent: execution.agent.as_ref().map(ToString::to_string),
                 parent: execution.parent.map(|p| p.to_string()),
             };
@@ -124,12 +128,20 @@ impl ToolBody for ClientBody {
     }
 }
 
-struct ClientClassifier(Arc<Peer>);
+/// Asks the client per call (`concurrencySafe: "ask"`).
+struct ClientClassifier {
+    peer: Arc<Peer>,
+    name: String,
+}
 
 impl Classifier for ClientClassifier {
     fn classify(&self, registration: &str, arguments: &Value) -> BoxFuture<'static, bool> {
-        let peer = self.0.clone();
-        let params = serde_json::json!({ "registration": registration, "arguments": arguments });
+        let peer = self.peer.clone();
+        let params = wire::ClassifyParams {
+            registration: registration.to_string(),
+            name: self.name.clone(),
+            arguments: json::deep_clone(arguments),
+        };
         Box::pin(async move {
             let answer = peer
                 .request(
@@ -160,8 +172,8 @@ impl Renderer for ClientRenderer {
         let params = wire::RenderParams {
             registration: registration.to_string(),
             name: name.to_string(),
-            arguments: Value::clone(&execution.arguments),
-            value: value.clone(),
+            arguments: json::deep_clone(&execution.arguments),
+            value: json::deep_clone(value),
         };
         Box::pin(async move {
             let failed = |detail: String| {
