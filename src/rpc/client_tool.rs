@@ -113,7 +113,7 @@ impl ToolBody for ClientBody {
                 super::params::from_str(raw.get()).map_err(|e| {
                     ToolError::new(format!(
                         "client returned an invalid result for tool \"{name}\": {}",
-                        e.message()
+                        shape_error(e.message())
                     ))
                 })?;
             for context in answer.additional_contexts {
@@ -186,7 +186,48 @@ impl Renderer for ClientRenderer {
                 .await
                 .map_err(|e| failed(e.to_string()))?;
             super::params::from_str::<Vec<ContentBlock>>(raw.get())
-                .map_err(|e| failed(e.message().to_string()))
+                .map_err(|e| failed(shape_error(e.message()).to_string()))
         })
+    }
+}
+
+/// What was wrong with an answer's shape, without the `invalid params:` framing the
+/// parser uses for incoming requests (the client's answer is not a request's params) and
+/// without the `at line L column C` position, which depends on the client's whitespace.
+fn shape_error(message: &str) -> &str {
+    let message = message.strip_prefix("invalid params: ").unwrap_or(message);
+    let Some((detail, position)) = message.rsplit_once(" at line ") else {
+        return message;
+    };
+    let is_position = position
+        .split_once(" column ")
+        .is_some_and(|(line, column)| is_number(line) && is_number(column));
+    if is_position { detail } else { message }
+}
+
+fn is_number(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shape_errors_lose_the_request_framing_and_the_text_position() {
+        let check = |message: &str, expected: &str| assert_eq!(shape_error(message), expected);
+        check(
+            "invalid params: missing field `value` at line 1 column 2",
+            "missing field `value`",
+        );
+        check(
+            "invalid params: content: expected a sequence at line 3 column 40",
+            "content: expected a sequence",
+        );
+        check("missing field `value`", "missing field `value`");
+        check(
+            "invalid params: a string \"at line 1 column x\"",
+            "a string \"at line 1 column x\"",
+        );
     }
 }
