@@ -1,7 +1,7 @@
 //! The around-dispatch chain: wrappers in order, then the body with the caller's signal fused.
 
 use super::hooks::{Dispatch, DispatchOutcome, ExecuteWrapper, Listener};
-use crate::tool::{ContextMessage, ToolBody, ToolError, ToolRunContext};
+use crate::tool::{ContextMessage, Signal, ToolBody, ToolError, ToolRunContext};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
@@ -9,11 +9,16 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 /// The rest of the chain. Cloneable so a retry wrapper can run it again.
+///
+/// Wrappers may replace only the signal: every step is handed the original call, timeout
+/// and idempotence whatever `Dispatch` the previous wrapper built, and the body receives the
+/// caller's signal re-fused with the signal the last wrapper installed.
 #[derive(Clone)]
 pub struct Next {
     wrappers: Arc<[Listener<dyn ExecuteWrapper>]>,
     index: usize,
     body: Arc<dyn ToolBody>,
+    original: Arc<Dispatch>,
     registration: Arc<str>,
     deferred: Arc<Mutex<Vec<ContextMessage>>>,
 }
@@ -22,6 +27,7 @@ impl Next {
     pub(crate) fn new(
         wrappers: Arc<[Listener<dyn ExecuteWrapper>]>,
         body: Arc<dyn ToolBody>,
+        original: Dispatch,
         registration: Arc<str>,
         deferred: Arc<Mutex<Vec<ContextMessage>>>,
     ) -> Self {
@@ -29,34 +35,45 @@ impl Next {
             wrappers,
             index: 0,
             body,
+            original: Arc::new(original),
             registration,
             deferred,
         }
     }
 
-    /// Runs the next wrapper, or the body when none is left.
+    /// Runs the next wrapper, or the body when none is left. Of `dispatch`, only the signal
+    /// is taken.
     pub fn run(self, dispatch: Dispatch) -> BoxFuture<'static, DispatchOutcome> {
+        let dispatch = Dispatch {
+            signal: dispatch.signal,
+            ..Dispatch::clone(&self.original)
+        };
         match self.wrappers.get(self.index).map(|l| l.hook.clone()) {
             Some(wrapper) => {
                 let next = Next {
                     index: self.index + 1,
                     ..self
                 };
-                wrapper.wrap(dispatch, next)
+                Box::pin(
+                    AssertUnwindSafe(async move { wrapper.wrap(dispatch, next).await })
+                        .catch_unwind()
+                        .map(|outcome| match outcome {
+                            Ok(outcome) => outcome,
+                            Err(panic) => Err(ToolError::new(format!(
+                                "tools/execute wrapper panicked: {}",
+                                panic_message(&panic)
+                            ))),
+                        }),
+                )
             }
             None => {
-                // Re-fuse: whatever signal a wrapper installed, the caller's token is part of it.
-                let signal = dispatch.signal.clone();
-                let ctx = ToolRunContext::new(
-                    dispatch.execution.clone(),
-                    signal,
-                    self.registration,
-                    self.deferred,
-                );
-                let name = dispatch.execution.name.clone();
-                let body = self.body.call(ctx);
+                let signal = Signal::refused(&self.original.signal, &dispatch.signal);
+                let execution = dispatch.execution;
+                let name = execution.name.clone();
+                let ctx = ToolRunContext::new(execution, signal, self.registration, self.deferred);
+                let body = self.body;
                 Box::pin(
-                    AssertUnwindSafe(body)
+                    AssertUnwindSafe(async move { body.call(ctx).await })
                         .catch_unwind()
                         .map(move |outcome| match outcome {
                             Ok(outcome) => outcome,
@@ -68,6 +85,20 @@ impl Next {
                 )
             }
         }
+    }
+}
+
+/// Runs a listener's future, turning a panic into an error so the caller can fail closed
+/// and name the listener (`panicked: <message>`).
+pub(crate) async fn contained<T>(
+    work: impl Future<Output = Result<T, ToolError>>,
+) -> Result<T, ToolError> {
+    match AssertUnwindSafe(work).catch_unwind().await {
+        Ok(outcome) => outcome,
+        Err(panic) => Err(ToolError::new(format!(
+            "panicked: {}",
+            panic_message(&panic)
+        ))),
     }
 }
 

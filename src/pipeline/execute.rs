@@ -3,7 +3,7 @@
 //! and rendering → post-execute → finalizeContent → observers (`tools/result`).
 
 use super::ToolRuntime;
-use super::dispatch::{Next, panic_message};
+use super::dispatch::{Next, contained, panic_message};
 use super::hooks::{
     ApprovalOutcome, BlockFeedback, Dispatch, DispatchOutcome, HookSet, PostDecision, PreDecision,
 };
@@ -43,7 +43,9 @@ impl ToolRuntime {
             agent,
             parent,
         } = input;
-        let lossy = json::canonicalize(&mut arguments, "arguments").err();
+        let lossy = json::canonicalize(&mut arguments, "")
+            .err()
+            .map(rooted_like_violations);
         let execution = Arc::new(ToolExecution {
             token: ExecutionToken::fresh(),
             call_id,
@@ -76,14 +78,25 @@ impl ToolRuntime {
                 Ok(Some(content)) => result.content = content,
                 Ok(None) => {}
                 Err(panic) => {
-                    let message = format!("finalizeContent panicked: {}", panic_message(&panic));
-                    result.content = vec![ContentBlock::text(format!("Error: {message}"))];
+                    // Content that says "Error" on a success would lie: the call fails, and
+                    // the contexts already promised to the loop are kept.
+                    let message = format!(
+                        "finalizeContent of tool \"{}\" panicked: {}",
+                        execution.name,
+                        panic_message(&panic)
+                    );
+                    let failed = ToolExecutionResult::harness(HarnessCode::PipelineFailed, message);
+                    result = keep_contexts(result, failed);
                 }
             }
         }
         turns.results().await;
         for observer in hooks.observers.iter().filter(|l| l.applies_to(&execution)) {
-            observer.hook.observe(&execution, &result);
+            // Observe-only: a panicking observer cannot change or lose the result.
+            let observe = || observer.hook.observe(&execution, &result);
+            if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(observe)) {
+                tracing::warn!("tools/result observer panicked: {}", panic_message(&panic));
+            }
         }
         result
     }
@@ -156,7 +169,7 @@ impl ToolRuntime {
     ) -> Option<ToolExecutionResult> {
         let mut ask: Option<Option<String>> = None;
         for listener in hooks.pre.iter().filter(|l| l.applies_to(execution)) {
-            match listener.hook.decide(execution).await {
+            match contained(async { listener.hook.decide(execution).await }).await {
                 Ok(PreDecision::Allow) => {}
                 Ok(PreDecision::Deny(reason)) => return Some(denied(reason)),
                 Ok(PreDecision::Ask(reason)) => {
@@ -193,7 +206,7 @@ impl ToolRuntime {
             }
         }
         for listener in hooks.guards.iter().filter(|l| l.applies_to(execution)) {
-            match listener.hook.check(execution).await {
+            match contained(async { listener.hook.check(execution).await }).await {
                 Ok(None) => {}
                 Ok(Some(reason)) => return Some(denied(reason)),
                 Err(error) => {
@@ -223,18 +236,19 @@ impl ToolRuntime {
             .filter(|l| l.applies_to(execution))
             .cloned()
             .collect();
-        let next = Next::new(
-            wrappers,
-            definition.body.clone(),
-            tool.registration.clone(),
-            deferred.clone(),
-        );
         let dispatch = Dispatch {
             execution: execution.clone(),
             signal: execution.signal.clone(),
             timeout_ms: definition.timeout_ms,
             idempotent: definition.idempotent,
         };
+        let next = Next::new(
+            wrappers,
+            definition.body.clone(),
+            dispatch.clone(),
+            tool.registration.clone(),
+            deferred.clone(),
+        );
         next.run(dispatch).await
     }
 
@@ -266,20 +280,21 @@ impl ToolRuntime {
     ) -> ToolExecutionResult {
         let definition = &tool.definition;
         for listener in hooks.post.iter().filter(|l| l.applies_to(execution)) {
-            let decision = match listener.hook.decide(execution, &result).await {
-                Ok(decision) => decision,
-                Err(error) => {
-                    let hook = listener.hook.name();
-                    let message = format!(
-                        "tools/post-execute hook \"{hook}\" failed: {}",
-                        error.message
-                    );
-                    return keep_contexts(
-                        result,
-                        ToolExecutionResult::failure(ToolError::new(message)),
-                    );
-                }
-            };
+            let decision =
+                match contained(async { listener.hook.decide(execution, &result).await }).await {
+                    Ok(decision) => decision,
+                    Err(error) => {
+                        let hook = listener.hook.name();
+                        let message = format!(
+                            "tools/post-execute hook \"{hook}\" failed: {}",
+                            error.message
+                        );
+                        return keep_contexts(
+                            result,
+                            ToolExecutionResult::failure(ToolError::new(message)),
+                        );
+                    }
+                };
             match decision {
                 PostDecision::Accept {
                     content: Some(_),
@@ -364,6 +379,15 @@ fn invalid_arguments(
         HarnessCode::InvalidArgs,
         format!("invalid arguments: {}", joined.join("; ")),
     ))
+}
+
+/// Argument paths read like validation violations: bare property paths (`config.host`), and
+/// `arguments` for the root itself or before a leading index (`arguments[0]`).
+fn rooted_like_violations(mut lossy: json::LossyJson) -> json::LossyJson {
+    if lossy.path.is_empty() || lossy.path.starts_with('[') {
+        lossy.path.insert_str(0, "arguments");
+    }
+    lossy
 }
 
 /// Snapshots, validates and renders a canonical value.

@@ -13,17 +13,20 @@ pub use execute::render_default;
 pub use schedule::{CallQueue, Ticket};
 pub use timeout::{TimeoutWrapper, timed_out};
 
+use crate::json;
 use crate::registry::{Registry, RegistryError};
 use crate::tool::{
     AgentId, Concurrency, InputSchema, ToolDefinition, ToolExecutionInput, ToolExecutionResult,
 };
 use dsh_tools_protocol::{ExecutionMode, HostConfig};
+use futures::FutureExt;
 use hooks::{
     Approver, ExecuteWrapper, Guard, HookSet, Listener, PostExecuteHook, PreExecuteHook,
     ResultObserver,
 };
 use parking_lot::RwLock;
 use serde_json::Value;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -216,19 +219,31 @@ impl ToolRuntime {
         let Some(tool) = self.registry.resolve(name, agent) else {
             return ExecutionMode::Exclusive;
         };
+        // The classifier sees what the call will run with: the canonical snapshot. Lossy
+        // arguments make the call INVALID_ARGS, so it is exclusive like any invalid call.
+        let mut snapshot = json::deep_clone(arguments);
+        let lossless = json::canonicalize(&mut snapshot, "arguments").is_ok();
         let definition = &tool.definition;
-        if let InputSchema::Validated { validator, .. } = &definition.input
-            && !validator.is_valid(arguments)
-        {
-            return ExecutionMode::Exclusive;
-        }
-        let parallel = match &definition.concurrency {
-            Concurrency::Exclusive => false,
-            Concurrency::Parallel => true,
-            Concurrency::Classified(classifier) => {
-                classifier.classify(&tool.registration, arguments).await
-            }
+        let valid = match &definition.input {
+            InputSchema::Validated { validator, .. } => validator.is_valid(&snapshot),
+            InputSchema::Raw(_) => true,
         };
+        let parallel = lossless
+            && valid
+            && match &definition.concurrency {
+                Concurrency::Exclusive => false,
+                Concurrency::Parallel => true,
+                Concurrency::Classified(classifier) => {
+                    let classify =
+                        async { classifier.classify(&tool.registration, &snapshot).await };
+                    // A throwing classification is exclusive.
+                    AssertUnwindSafe(classify)
+                        .catch_unwind()
+                        .await
+                        .unwrap_or(false)
+                }
+            };
+        json::drop_deep(snapshot);
         if parallel {
             ExecutionMode::Parallel
         } else {

@@ -1,6 +1,9 @@
 //! Scheduling like the agent loop: calls start in submission order; consecutive parallel
 //! calls share a bounded rolling pool; an exclusive call drains the pool, runs alone and
 //! bars later calls. Used by `tools/executeBatch` and by Code Mode's binding bridge.
+//!
+//! A call holds its pool slot for its dispatch only: once its body settled it gives the
+//! slot back, even while it still waits for earlier calls to publish their results.
 
 use super::ToolRuntime;
 use super::sequencer::{Sequencer, Turns};
@@ -31,86 +34,14 @@ impl Pool {
     }
 }
 
-/// A streaming scheduler over one runtime.
-pub struct CallQueue {
-    runtime: Arc<ToolRuntime>,
+/// The pool and its wake-ups, shared with the releases running calls hold.
+struct Slots {
     max_parallel: usize,
     pool: Mutex<Pool>,
     changed: Notify,
-    policy: Arc<Sequencer>,
-    results: Option<Arc<Sequencer>>,
 }
 
-impl CallQueue {
-    /// A queue overlapping at most `max_parallel` parallel calls. With `ordered_results`,
-    /// results are also published in submission order (batches); Code Mode leaves it off so
-    /// a program awaiting a later call is not held up by an earlier slow one.
-    pub fn new(runtime: Arc<ToolRuntime>, max_parallel: usize, ordered_results: bool) -> Arc<Self> {
-        Arc::new(CallQueue {
-            runtime,
-            max_parallel: max_parallel.max(1),
-            pool: Mutex::new(Pool::default()),
-            changed: Notify::new(),
-            policy: Sequencer::new(),
-            results: ordered_results.then(Sequencer::new),
-        })
-    }
-
-    /// Takes the next place in line.
-    pub fn ticket(&self) -> Ticket {
-        let mut pool = self.pool.lock();
-        pool.tickets += 1;
-        Ticket(pool.tickets - 1)
-    }
-
-    /// Classifies, waits for the call's turn to start, calls `on_start`, and runs it. With
-    /// `abandon_on_abort`, a call still queued when its signal fires never starts and yields
-    /// `None`.
-    pub async fn run(
-        &self,
-        ticket: Ticket,
-        input: ToolExecutionInput,
-        abandon_on_abort: bool,
-        on_start: impl FnOnce(),
-    ) -> Option<ToolExecutionResult> {
-        let Ticket(index) = ticket;
-        let turns = Turns::at(index, Some(&self.policy), self.results.as_ref());
-        let mode = self
-            .runtime
-            .execution_mode(&input.name, &input.arguments, input.agent.as_ref())
-            .await;
-        let exclusive = mode == ExecutionMode::Exclusive;
-        loop {
-            // A call whose signal fired while it waited is abandoned even if a place freed
-            // at the same moment (the place usually frees *because* of that abort).
-            if abandon_on_abort && input.signal.is_aborted() {
-                self.abandon(index);
-                return None;
-            }
-            let changed = self.changed.notified();
-            tokio::pin!(changed);
-            changed.as_mut().enable();
-            if self.try_start(index, exclusive) {
-                break;
-            }
-            if abandon_on_abort {
-                tokio::select! {
-                    () = &mut changed => {}
-                    () = input.signal.aborted() => {
-                        self.abandon(index);
-                        return None;
-                    }
-                }
-            } else {
-                changed.await;
-            }
-        }
-        on_start();
-        let result = self.runtime.execute_in_turn(input, turns).await;
-        self.finish(exclusive);
-        Some(result)
-    }
-
+impl Slots {
     fn try_start(&self, index: usize, exclusive: bool) -> bool {
         let mut pool = self.pool.lock();
         let free = if exclusive {
@@ -146,5 +77,87 @@ impl CallQueue {
         }
         drop(pool);
         self.changed.notify_waiters();
+    }
+}
+
+/// A streaming scheduler over one runtime.
+pub struct CallQueue {
+    runtime: Arc<ToolRuntime>,
+    slots: Arc<Slots>,
+    policy: Arc<Sequencer>,
+    results: Option<Arc<Sequencer>>,
+}
+
+impl CallQueue {
+    /// A queue overlapping at most `max_parallel` parallel calls. With `ordered_results`,
+    /// results are also published in submission order (batches); Code Mode leaves it off so
+    /// a program awaiting a later call is not held up by an earlier slow one.
+    pub fn new(runtime: Arc<ToolRuntime>, max_parallel: usize, ordered_results: bool) -> Arc<Self> {
+        Arc::new(CallQueue {
+            runtime,
+            slots: Arc::new(Slots {
+                max_parallel: max_parallel.max(1),
+                pool: Mutex::new(Pool::default()),
+                changed: Notify::new(),
+            }),
+            policy: Sequencer::new(),
+            results: ordered_results.then(Sequencer::new),
+        })
+    }
+
+    /// Takes the next place in line.
+    pub fn ticket(&self) -> Ticket {
+        let mut pool = self.slots.pool.lock();
+        pool.tickets += 1;
+        Ticket(pool.tickets - 1)
+    }
+
+    /// Classifies, waits for the call's turn to start, calls `on_start`, and runs it. With
+    /// `abandon_on_abort`, a call still queued when its signal fires never starts and yields
+    /// `None`.
+    pub async fn run(
+        &self,
+        ticket: Ticket,
+        input: ToolExecutionInput,
+        abandon_on_abort: bool,
+        on_start: impl FnOnce(),
+    ) -> Option<ToolExecutionResult> {
+        let Ticket(index) = ticket;
+        let turns = Turns::at(index, Some(&self.policy), self.results.as_ref());
+        // An aborted call is not held up by its classification: it will not dispatch.
+        let mode = tokio::select! {
+            mode = self.runtime.execution_mode(&input.name, &input.arguments, input.agent.as_ref()) => mode,
+            () = input.signal.aborted() => ExecutionMode::Exclusive,
+        };
+        let exclusive = mode == ExecutionMode::Exclusive;
+        loop {
+            // A call whose signal fired while it waited is abandoned even if a place freed
+            // at the same moment (the place usually frees *because* of that abort).
+            if abandon_on_abort && input.signal.is_aborted() {
+                self.slots.abandon(index);
+                return None;
+            }
+            let changed = self.slots.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if self.slots.try_start(index, exclusive) {
+                break;
+            }
+            if abandon_on_abort {
+                tokio::select! {
+                    () = &mut changed => {}
+                    () = input.signal.aborted() => {
+                        self.slots.abandon(index);
+                        return None;
+                    }
+                }
+            } else {
+                changed.await;
+            }
+        }
+        on_start();
+        let slots = self.slots.clone();
+        let turns = turns.releasing(move || slots.finish(exclusive));
+        Some(self.runtime.execute_in_turn(input, turns).await)
     }
 }

@@ -65,11 +65,23 @@ impl Drop for Turn {
     }
 }
 
-/// A call's policy and result turns (both absent for a lone call).
+/// Frees a call's place in its scheduler's pool.
+type Release = Box<dyn FnOnce() + Send + Sync>;
+
+/// A call's policy and result turns (both absent for a lone call), and the release of its
+/// pool slot, which happens once dispatch is over so the pool keeps rolling while the call
+/// waits for its result turn.
 #[derive(Default)]
 pub(crate) struct Turns {
     policy: Option<Turn>,
     results: Option<Turn>,
+    release: Option<Release>,
+}
+
+impl Drop for Turns {
+    fn drop(&mut self) {
+        self.dispatch_done();
+    }
 }
 
 impl Turns {
@@ -87,6 +99,20 @@ impl Turns {
         Turns {
             policy: policy.map(turn),
             results: results.map(turn),
+            release: None,
+        }
+    }
+
+    /// The same turns, running `release` once dispatch is over (or the call ends early).
+    pub fn releasing(mut self, release: impl FnOnce() + Send + Sync + 'static) -> Self {
+        self.release = Some(Box::new(release));
+        self
+    }
+
+    /// Ends the dispatch phase: frees the pool slot (once).
+    fn dispatch_done(&mut self) {
+        if let Some(release) = self.release.take() {
+            release();
         }
     }
 
@@ -104,9 +130,11 @@ impl Turns {
         }
     }
 
-    /// Ends the policy phase (if still open), then waits until every earlier call published.
+    /// Ends the policy and dispatch phases (if still open), then waits until every earlier
+    /// call published.
     pub async fn results(&mut self) {
         self.policy_done();
+        self.dispatch_done();
         if let Some(turn) = &self.results {
             turn.sequencer.wait(turn.index).await;
         }

@@ -117,11 +117,12 @@ impl State {
         chain
     }
 
+    /// The scope's own `presentAs`, else the config mode: the config is the default for
+    /// every agent that declares none of its own, a child of a declaring agent included.
     pub fn mode(&self, scope: Option<&AgentId>) -> PresentationMode {
-        self.chain(scope)
-            .iter()
-            .rev()
-            .find_map(|l| l.presentation.as_ref().map(|(_, m)| *m))
+        scope
+            .and_then(|agent| self.layers.get(&Some(agent.clone())))
+            .and_then(|layer| layer.presentation.as_ref().map(|(_, mode)| *mode))
             .unwrap_or(self.default_mode)
     }
 
@@ -201,15 +202,18 @@ impl State {
         Ok(())
     }
 
-    pub fn dispose(&mut self, id: &str) -> Result<Scope, RegistryError> {
+    /// Disposes one registration; returns its scope and whether what the scope sees changed
+    /// (a reservation has no visible schema, so disposing one changes nothing visible).
+    pub fn dispose(&mut self, id: &str) -> Result<(Scope, bool), RegistryError> {
         let (scope, kind) = self
             .index
             .remove(id)
             .ok_or_else(|| RegistryError::UnknownRegistration(id.to_string()))?;
         let layer = self.layer_mut(&scope)?;
-        match kind {
+        let visible = match kind {
             Kind::Tool(name) => {
                 layer.tools.remove(&name);
+                true
             }
             Kind::Reservation(name) => {
                 if let Some(count) = layer.reserved.get_mut(&name) {
@@ -218,11 +222,18 @@ impl State {
                         layer.reserved.remove(&name);
                     }
                 }
+                false
             }
-            Kind::Restriction => layer.restrictions.retain(|(rid, _)| &**rid != id),
-            Kind::Presentation => layer.presentation = None,
-        }
-        Ok(scope)
+            Kind::Restriction => {
+                layer.restrictions.retain(|(rid, _)| &**rid != id);
+                true
+            }
+            Kind::Presentation => {
+                layer.presentation = None;
+                true
+            }
+        };
+        Ok((scope, visible))
     }
 
     pub fn open_agent(

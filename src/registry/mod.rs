@@ -160,7 +160,7 @@ impl Registry {
         Ok(id)
     }
 
-    /// Selects `agent`'s presentation, shadowing `tools.mode` for it (and its children).
+    /// Selects `agent`'s presentation, shadowing `tools.mode` for that agent alone.
     pub fn present_as(
         &self,
         agent: Option<AgentId>,
@@ -185,8 +185,10 @@ impl Registry {
 
     /// Disposes exactly one registration (tool, reservation, restriction or presentation).
     pub fn unregister(&self, registration: &str) -> Result<(), RegistryError> {
-        let scope = self.state.write().dispose(registration)?;
-        self.notify(scope);
+        let (scope, visible) = self.state.write().dispose(registration)?;
+        if visible {
+            self.notify(scope);
+        }
         Ok(())
     }
 
@@ -220,7 +222,7 @@ impl Registry {
         self.state.read().resolve(name, scope)
     }
 
-    /// The effective presentation of `scope` (nearest `presentAs` on its chain, else config).
+    /// The effective presentation of `scope` (its own `presentAs`, else the config mode).
     pub fn mode(&self, scope: Option<&AgentId>) -> PresentationMode {
         self.state.read().mode(scope)
     }

@@ -1,6 +1,7 @@
 //! Tools the client registers and executes: the body is a `client/executeTool` round trip;
 //! `concurrencySafe: "ask"` and `render: "client"` ask the client too.
 
+use crate::json;
 use crate::pipeline::timed_out;
 use crate::registry::RegistryError;
 use crate::tool::{
@@ -15,7 +16,7 @@ use std::sync::Arc;
 
 /// Builds the definition of a client-executed tool from its wire spec.
 pub fn definition(spec: wire::ToolSpec, peer: &Arc<Peer>) -> Result<ToolDefinition, RegistryError> {
-    let mut builder = ToolDefinition::builder(spec.name).description(spec.description);
+    let mut builder = ToolDefinition::builder(spec.name.clone()).description(spec.description);
     builder = match (spec.parameters, spec.input_schema) {
         (Some(_), Some(_)) => return Err(RegistryError::AmbiguousInput),
         (Some(parameters), None) => builder.parameters(parameters),
@@ -50,7 +51,10 @@ pub fn definition(spec: wire::ToolSpec, peer: &Arc<Peer>) -> Result<ToolDefiniti
             None | Some(wire::ConcurrencySpec::Fixed(false)) => Concurrency::Exclusive,
             Some(wire::ConcurrencySpec::Fixed(true)) => Concurrency::Parallel,
             Some(wire::ConcurrencySpec::Ask(_)) => {
-                Concurrency::Classified(Arc::new(ClientClassifier(peer.clone())))
+                Concurrency::Classified(Arc::new(ClientClassifier {
+                    peer: peer.clone(),
+                    name: spec.name.clone(),
+                }))
             }
         });
     if spec.render == wire::RenderSpec::Client {
@@ -87,7 +91,7 @@ impl ToolBody for ClientBody {
                 token: execution.token.to_string(),
                 call_id: execution.call_id.to_string(),
                 name: execution.name.to_string(),
-                arguments: Value::clone(&execution.arguments),
+                arguments: json::deep_clone(&execution.arguments),
                 agent: execution.agent.as_ref().map(ToString::to_string),
                 parent: execution.parent.map(|p| p.to_string()),
             };
@@ -109,7 +113,7 @@ impl ToolBody for ClientBody {
                 super::params::from_str(raw.get()).map_err(|e| {
                     ToolError::new(format!(
                         "client returned an invalid result for tool \"{name}\": {}",
-                        e.message()
+                        shape_error(e.message())
                     ))
                 })?;
             for context in answer.additional_contexts {
@@ -124,12 +128,20 @@ impl ToolBody for ClientBody {
     }
 }
 
-struct ClientClassifier(Arc<Peer>);
+/// Asks the client per call (`concurrencySafe: "ask"`).
+struct ClientClassifier {
+    peer: Arc<Peer>,
+    name: String,
+}
 
 impl Classifier for ClientClassifier {
     fn classify(&self, registration: &str, arguments: &Value) -> BoxFuture<'static, bool> {
-        let peer = self.0.clone();
-        let params = serde_json::json!({ "registration": registration, "arguments": arguments });
+        let peer = self.peer.clone();
+        let params = wire::ClassifyParams {
+            registration: registration.to_string(),
+            name: self.name.clone(),
+            arguments: json::deep_clone(arguments),
+        };
         Box::pin(async move {
             let answer = peer
                 .request(
@@ -160,8 +172,8 @@ impl Renderer for ClientRenderer {
         let params = wire::RenderParams {
             registration: registration.to_string(),
             name: name.to_string(),
-            arguments: Value::clone(&execution.arguments),
-            value: value.clone(),
+            arguments: json::deep_clone(&execution.arguments),
+            value: json::deep_clone(value),
         };
         Box::pin(async move {
             let failed = |detail: String| {
@@ -174,7 +186,48 @@ impl Renderer for ClientRenderer {
                 .await
                 .map_err(|e| failed(e.to_string()))?;
             super::params::from_str::<Vec<ContentBlock>>(raw.get())
-                .map_err(|e| failed(e.message().to_string()))
+                .map_err(|e| failed(shape_error(e.message()).to_string()))
         })
+    }
+}
+
+/// What was wrong with an answer's shape, without the `invalid params:` framing the
+/// parser uses for incoming requests (the client's answer is not a request's params) and
+/// without the `at line L column C` position, which depends on the client's whitespace.
+fn shape_error(message: &str) -> &str {
+    let message = message.strip_prefix("invalid params: ").unwrap_or(message);
+    let Some((detail, position)) = message.rsplit_once(" at line ") else {
+        return message;
+    };
+    let is_position = position
+        .split_once(" column ")
+        .is_some_and(|(line, column)| is_number(line) && is_number(column));
+    if is_position { detail } else { message }
+}
+
+fn is_number(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shape_errors_lose_the_request_framing_and_the_text_position() {
+        let check = |message: &str, expected: &str| assert_eq!(shape_error(message), expected);
+        check(
+            "invalid params: missing field `value` at line 1 column 2",
+            "missing field `value`",
+        );
+        check(
+            "invalid params: content: expected a sequence at line 3 column 40",
+            "content: expected a sequence",
+        );
+        check("missing field `value`", "missing field `value`");
+        check(
+            "invalid params: a string \"at line 1 column x\"",
+            "a string \"at line 1 column x\"",
+        );
     }
 }

@@ -1,9 +1,12 @@
 //! Conversions at the wire boundary: internal pipeline types ⇄ `dsh_tools_protocol` types.
 
+use crate::json;
 use crate::pipeline::hooks::{BlockFeedback, PostDecision, PreDecision};
 use crate::registry::RegisteredTool;
 use crate::tool::{Outcome, ToolExecution, ToolExecutionResult};
 use dsh_tools_protocol as wire;
+use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// The wire shape of a result.
 pub fn result(result: &ToolExecutionResult) -> wire::ToolExecutionResult {
@@ -33,6 +36,49 @@ pub fn result(result: &ToolExecutionResult) -> wire::ToolExecutionResult {
     }
 }
 
+/// The wire shape of a result as JSON text (the same fields and order as
+/// [`wire::ToolExecutionResult`]), with the canonical value and metadata rendered without
+/// recursion: a value may nest as deep as the transport admits.
+pub fn result_json(result: &ToolExecutionResult) -> Box<RawValue> {
+    let mut text = format!("{{\"isError\":{}", result.is_error());
+    match &result.outcome {
+        Outcome::Success(value) => {
+            text.push_str(",\"value\":");
+            text.push_str(&json::render_compact(value));
+        }
+        Outcome::Failure(error) => {
+            let info = error.code.map(|code| wire::ErrorInfo {
+                name: code.class_name().into(),
+                code: code.as_str().into(),
+            });
+            let failure = wire::ToolFailure {
+                message: error.message.clone(),
+                info,
+            };
+            text.push_str(",\"error\":");
+            text.push_str(&serialized(&failure));
+        }
+    }
+    text.push_str(",\"content\":");
+    text.push_str(&serialized(&result.content));
+    if let Some(meta) = &result.meta {
+        text.push_str(",\"meta\":");
+        text.push_str(&json::render_compact(meta));
+    }
+    if !result.additional_contexts.is_empty() {
+        text.push_str(",\"additionalContexts\":");
+        text.push_str(&serialized(&result.additional_contexts));
+    }
+    text.push('}');
+    raw_json(text)
+}
+
+/// Compact JSON of a protocol value (`null` if it cannot be serialized, which protocol
+/// types always can).
+fn serialized(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "null".into())
+}
+
 /// The identity observers see.
 pub fn execution_ref(execution: &ToolExecution) -> wire::ExecutionRef {
     wire::ExecutionRef {
@@ -44,15 +90,32 @@ pub fn execution_ref(execution: &ToolExecution) -> wire::ExecutionRef {
     }
 }
 
-/// What a scope sees of one tool.
-pub fn tool_schema(tool: &RegisteredTool) -> wire::ToolSchema {
+/// What a scope sees of one tool (a `ToolSchema`), as JSON text built without recursion:
+/// schemas may nest as deep as the transport admits, and `Value`'s own clone, serializer
+/// and drop recurse once per level.
+pub fn tool_schema(tool: &RegisteredTool) -> Box<RawValue> {
     let definition = &tool.definition;
-    wire::ToolSchema {
-        name: definition.name.to_string(),
-        description: definition.description.clone(),
-        input_schema: definition.input.json_schema().clone(),
-        output_schema: definition.output.json_schema.clone(),
-    }
+    let text = format!(
+        "{{\"name\":{},\"description\":{},\"inputSchema\":{},\"outputSchema\":{}}}",
+        json::render_compact(&Value::String(definition.name.to_string())),
+        json::render_compact(&Value::String(definition.description.clone())),
+        json::render_compact(definition.input.json_schema()),
+        json::render_compact(&definition.output.json_schema),
+    );
+    raw_json(text)
+}
+
+/// A JSON array of already rendered elements.
+pub fn raw_array(elements: &[Box<RawValue>]) -> Box<RawValue> {
+    let parts: Vec<&str> = elements.iter().map(|e| e.get()).collect();
+    raw_json(format!("[{}]", parts.join(",")))
+}
+
+/// Wraps JSON text rendered by the `json` module. Checking it costs one iterative scan
+/// (serde_json skips raw values without recursing); text that somehow fails the check
+/// becomes `null` rather than a panic.
+pub fn raw_json(text: String) -> Box<RawValue> {
+    RawValue::from_string(text).unwrap_or_else(|_| RawValue::NULL.to_owned())
 }
 
 /// The full view hooks and approvers see.

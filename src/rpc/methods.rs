@@ -11,6 +11,7 @@ use crate::tool::{AgentId, Signal, ToolExecutionInput};
 use dsh_tools_protocol::{self as wire, error_codes};
 use jsonrpsee::RpcModule;
 use jsonrpsee_types::ErrorObjectOwned;
+use serde_json::value::RawValue;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -212,26 +213,24 @@ async fn reserve(
     })
 }
 
+/// `ToolSchema[]`, rendered without recursion (see [`convert::tool_schema`]).
 async fn schemas(
     params: RpcResult<wire::ScopeParams>,
     session: Arc<Session>,
     _: Signal,
-) -> RpcResult<Vec<wire::ToolSchema>> {
+) -> RpcResult<Box<RawValue>> {
     let scope = known_scope(&session, params?.agent)?;
-    Ok(session
-        .runtime
-        .registry()
-        .visible(scope.as_ref())
-        .iter()
-        .map(|t| convert::tool_schema(t))
-        .collect())
+    let visible = session.runtime.registry().visible(scope.as_ref());
+    let schemas: Vec<Box<RawValue>> = visible.iter().map(|t| convert::tool_schema(t)).collect();
+    Ok(convert::raw_array(&schemas))
 }
 
+/// `ToolSchema | null`, rendered without recursion.
 async fn get(
     params: RpcResult<wire::NameParams>,
     session: Arc<Session>,
     _: Signal,
-) -> RpcResult<Option<wire::ToolSchema>> {
+) -> RpcResult<Option<Box<RawValue>>> {
     let params = params?;
     let scope = known_scope(&session, params.agent)?;
     Ok(session
@@ -254,8 +253,28 @@ async fn is_admitted(
         .is_admitted(&params.name, scope.as_ref()))
 }
 
+/// `tools/restrict` params with an optional `agent`: a restriction from no agent is the
+/// registry's `NEEDS_AGENT` error (protocol section 3), not a bare `-32602`.
+#[derive(serde::Deserialize)]
+struct RestrictRequest {
+    #[serde(default)]
+    agent: Option<String>,
+    #[serde(default)]
+    allow: Option<Vec<String>>,
+    #[serde(default)]
+    deny: Option<Vec<String>>,
+}
+
+/// `tools/presentAs` params with an optional `agent`, for the same reason.
+#[derive(serde::Deserialize)]
+struct PresentAsRequest {
+    #[serde(default)]
+    agent: Option<String>,
+    mode: wire::PresentationMode,
+}
+
 async fn restrict(
-    params: RpcResult<wire::RestrictParams>,
+    params: RpcResult<RestrictRequest>,
     session: Arc<Session>,
     _: Signal,
 ) -> RpcResult<wire::RegistrationResult> {
@@ -273,14 +292,14 @@ async fn restrict(
     let registration = session
         .runtime
         .registry()
-        .restrict(agent(Some(params.agent)), restriction)?;
+        .restrict(agent(params.agent), restriction)?;
     Ok(wire::RegistrationResult {
         registration: registration.to_string(),
     })
 }
 
 async fn present_as(
-    params: RpcResult<wire::PresentAsParams>,
+    params: RpcResult<PresentAsRequest>,
     session: Arc<Session>,
     _: Signal,
 ) -> RpcResult<wire::RegistrationResult> {
@@ -288,7 +307,7 @@ async fn present_as(
     let registration = session
         .runtime
         .registry()
-        .present_as(agent(Some(params.agent)), params.mode)?;
+        .present_as(agent(params.agent), params.mode)?;
     Ok(wire::RegistrationResult {
         registration: registration.to_string(),
     })
@@ -331,20 +350,20 @@ async fn execute(
     params: RpcResult<wire::ExecuteParams>,
     session: Arc<Session>,
     signal: Signal,
-) -> RpcResult<wire::ToolExecutionResult> {
+) -> RpcResult<Box<RawValue>> {
     let params = params?;
     let scope = known_scope(&session, params.agent)?;
     let input = ToolExecutionInput::new(params.call_id, params.name, params.arguments)
         .with_signal(signal)
         .with_agent(scope);
-    Ok(convert::result(&session.runtime.execute(input).await))
+    Ok(convert::result_json(&session.runtime.execute(input).await))
 }
 
 async fn execute_batch(
     params: RpcResult<wire::ExecuteBatchParams>,
     session: Arc<Session>,
     signal: Signal,
-) -> RpcResult<Vec<wire::ToolExecutionResult>> {
+) -> RpcResult<Box<RawValue>> {
     let params = params?;
     let scope = known_scope(&session, params.agent)?;
     let calls = params.calls.into_iter().map(|call| {
@@ -357,7 +376,8 @@ async fn execute_batch(
         .runtime
         .execute_batch(calls.collect(), max_parallel)
         .await;
-    Ok(results.iter().map(convert::result).collect())
+    let results: Vec<Box<RawValue>> = results.iter().map(convert::result_json).collect();
+    Ok(convert::raw_array(&results))
 }
 
 async fn prompt(

@@ -268,7 +268,8 @@ impl Connection {
             ));
         }
         let Some(method) = incoming.method else {
-            if incoming.result.is_none() && incoming.error.is_none() {
+            let answers_host = incoming.id.is_some_and(|id| id.get().starts_with("\"dsh:"));
+            if incoming.result.is_none() && incoming.error.is_none() && !answers_host {
                 // Neither a request nor a response. Its id is not echoed: the client
                 // could take the error for the answer to its own request with that id.
                 return Handled::Reply(error_response(
@@ -277,6 +278,7 @@ impl Connection {
                     "invalid request: \"method\" is missing (a response needs \"result\" or \"error\")",
                 ));
             }
+            // An answer to one of the host's requests, even a malformed one, settles it.
             self.complete_client_request(&incoming);
             return Handled::Nothing;
         };
