@@ -2,7 +2,8 @@
 //! parameters, output validation, default rendering, the built-in timeout wrapper) on a
 //! current-thread and a multi-thread tokio runtime, and `execute_batch` of 100 parallel calls.
 //!
-//! `cargo bench --bench pipeline`; `DSH_BENCH_SCALE=0.1` shortens every sample (profiling).
+//! `cargo bench --bench pipeline [-- <scenario filter>]`; `DSH_BENCH_SCALE=0.1` shortens every
+//! sample (profiling).
 
 #![allow(clippy::print_stdout)]
 
@@ -12,8 +13,10 @@ use dsh_tools::tool::{BodyOutput, Concurrency, Outcome, ToolError, ToolRunContex
 use dsh_tools::{ToolDefinition, ToolExecutionInput, ToolExecutionResult, ToolRuntime};
 use dsh_tools_protocol::HostConfig;
 use serde_json::{Value, json};
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
-use support::{Measured, Unit, print_table};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use support::{Measured, Scenario, Unit, report};
 
 /// Calls per sample of the sequential scenarios.
 const CALLS: u64 = 100_000;
@@ -23,6 +26,40 @@ const BATCH_SIZE: usize = 100;
 const SAMPLES: usize = 7;
 /// README target: at most 2 µs per sequential call.
 const TARGET_NS_PER_CALL: f64 = 2_000.0;
+
+/// The system allocator, counting allocations while `COUNTING` is on (only in a separate,
+/// untimed pass, so timed samples pay one relaxed load per allocation).
+struct CountingAllocator;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: every call is forwarded unchanged to `System`; counting touches only atomics.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller upholds `GlobalAlloc::dealloc`'s contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 fn main() -> anyhow::Result<()> {
     let scale = std::env::var("DSH_BENCH_SCALE")
@@ -39,29 +76,52 @@ fn main() -> anyhow::Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
+    let flavors = [("current_thread", &current), ("multi_thread", &multi)];
     let mut results = Vec::new();
-    for (flavor, tokio_runtime) in [("current_thread", &current), ("multi_thread", &multi)] {
-        results.push(Measured::run(
-            &format!("execute/{flavor}"),
-            Unit::NanosPerCall,
+    for (flavor, tokio_runtime) in flavors {
+        let sample = || on_worker(tokio_runtime, sequential_calls(runtime.clone(), calls));
+        let scenario = Scenario {
+            name: format!("execute/{flavor}"),
+            unit: Unit::NanosPerCall,
             calls,
-            SAMPLES,
-            Some(TARGET_NS_PER_CALL),
-            || on_worker(tokio_runtime, sequential_calls(runtime.clone(), calls)),
-        )?);
+            samples: SAMPLES,
+            target: Some(TARGET_NS_PER_CALL),
+            cpu_of: vec![("bench", None)],
+        };
+        results.extend(with_allocations(scenario.measure(sample)?, sample)?);
     }
-    for (flavor, tokio_runtime) in [("current_thread", &current), ("multi_thread", &multi)] {
-        results.push(Measured::run(
-            &format!("execute_batch_{BATCH_SIZE}_parallel/{flavor}"),
-            Unit::NanosPerCall,
-            batches * BATCH_SIZE as u64,
-            SAMPLES,
-            None,
-            || on_worker(tokio_runtime, batches_of_calls(runtime.clone(), batches)),
-        )?);
+    for (flavor, tokio_runtime) in flavors {
+        let sample = || on_worker(tokio_runtime, batches_of_calls(runtime.clone(), batches));
+        let scenario = Scenario {
+            name: format!("execute_batch_{BATCH_SIZE}_parallel/{flavor}"),
+            unit: Unit::NanosPerCall,
+            calls: batches * BATCH_SIZE as u64,
+            samples: SAMPLES,
+            target: None,
+            cpu_of: vec![("bench", None)],
+        };
+        results.extend(with_allocations(scenario.measure(sample)?, sample)?);
     }
-    print_table(&results);
+    report(&results);
     Ok(())
+}
+
+/// Adds the allocations per call of one more (untimed) sample.
+fn with_allocations(
+    measured: Option<Measured>,
+    mut sample: impl FnMut() -> anyhow::Result<()>,
+) -> anyhow::Result<Option<Measured>> {
+    let Some(mut measured) = measured else {
+        return Ok(None);
+    };
+    ALLOCATIONS.store(0, Ordering::Relaxed);
+    COUNTING.store(true, Ordering::Relaxed);
+    let outcome = sample();
+    COUNTING.store(false, Ordering::Relaxed);
+    outcome?;
+    let allocations = ALLOCATIONS.load(Ordering::Relaxed) as f64;
+    measured.allocations_per_call = Some(allocations / measured.calls_per_sample as f64);
+    Ok(Some(measured))
 }
 
 /// A runtime with the default configuration and one global native echo tool.

@@ -3,8 +3,8 @@
 //! `tools/result` notification → the `tools/execute` response. The client keeps
 //! `IN_FLIGHT` calls outstanding and answers every `client/executeTool` at once.
 //!
-//! `cargo bench --bench stdio` (cargo builds `dsh-tools` with the bench profile first);
-//! `DSH_BENCH_SCALE=0.1` shortens every sample (profiling).
+//! `cargo bench --bench stdio [-- <scenario filter>]` (cargo builds `dsh-tools` with the bench
+//! profile first); `DSH_BENCH_SCALE=0.1` shortens every sample (profiling).
 
 #![allow(clippy::print_stdout)]
 
@@ -16,7 +16,7 @@ use serde_json::json;
 use serde_json::value::RawValue;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use support::{Measured, Unit, print_table};
+use support::{Scenario, Unit, report};
 
 const IN_FLIGHT: u64 = 64;
 const CALLS: u64 = 33_000;
@@ -34,20 +34,21 @@ fn main() -> anyhow::Result<()> {
     for framing in [Framing::Ndjson, Framing::Lsp] {
         let mut client = Client::spawn(framing)?;
         client.initialize()?;
-        results.push(Measured::run(
-            &format!(
+        let scenario = Scenario {
+            name: format!(
                 "client_tool_round_trip/{}/in_flight_{IN_FLIGHT}",
                 framing.flag()
             ),
-            Unit::CallsPerSecond,
+            unit: Unit::CallsPerSecond,
             calls,
-            SAMPLES,
-            Some(TARGET_CALLS_PER_SECOND),
-            || client.pipelined_calls(calls),
-        )?);
+            samples: SAMPLES,
+            target: Some(TARGET_CALLS_PER_SECOND),
+            cpu_of: vec![("host", Some(client.child.id())), ("client", None)],
+        };
+        results.extend(scenario.measure(|| client.pipelined_calls(calls))?);
         client.finish()?;
     }
-    print_table(&results);
+    report(&results);
     Ok(())
 }
 
