@@ -4,7 +4,8 @@
 //! `IN_FLIGHT` calls outstanding and answers every `client/executeTool` at once.
 //!
 //! `cargo bench --bench stdio [-- <scenario filter>]` (cargo builds `dsh-tools` with the bench
-//! profile first); `DSH_BENCH_SCALE=0.1` shortens every sample (profiling).
+//! profile first); `DSH_BENCH_SCALE=0.1` shortens every sample (profiling);
+//! `DSH_BENCH_HOST=<executable>` measures another build of the host (A/B comparisons).
 
 #![allow(clippy::print_stdout)]
 
@@ -32,9 +33,7 @@ fn main() -> anyhow::Result<()> {
     let calls = ((CALLS as f64 * scale) as u64).max(IN_FLIGHT);
     let mut results = Vec::new();
     for framing in [Framing::Ndjson, Framing::Lsp] {
-        let mut client = Client::spawn(framing)?;
-        client.initialize()?;
-        let scenario = Scenario {
+        let mut scenario = Scenario {
             name: format!(
                 "client_tool_round_trip/{}/in_flight_{IN_FLIGHT}",
                 framing.flag()
@@ -43,8 +42,14 @@ fn main() -> anyhow::Result<()> {
             calls,
             samples: SAMPLES,
             target: Some(TARGET_CALLS_PER_SECOND),
-            cpu_of: vec![("host", Some(client.child.id())), ("client", None)],
+            cpu_of: vec![("client", None)],
         };
+        if !scenario.selected() {
+            continue;
+        }
+        let mut client = Client::spawn(framing)?;
+        client.initialize()?;
+        scenario.cpu_of.insert(0, ("host", Some(client.child.id())));
         results.extend(scenario.measure(|| client.pipelined_calls(calls))?);
         client.finish()?;
     }
@@ -113,7 +118,9 @@ struct Client {
 
 impl Client {
     fn spawn(framing: Framing) -> anyhow::Result<Client> {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
+        let host = std::env::var_os("DSH_BENCH_HOST")
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_dsh-tools").into());
+        let mut child = Command::new(host)
             .args(["serve", "--framing", framing.flag()])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -48,17 +48,22 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    /// Runs the warm-up and the timed samples; `None` when filter arguments
-    /// (`cargo bench --bench x -- <filter>...`) all miss this scenario's name.
-    pub fn measure(
-        &self,
-        mut sample: impl FnMut() -> anyhow::Result<()>,
-    ) -> anyhow::Result<Option<Measured>> {
+    /// Whether filter arguments (`cargo bench --bench x -- <filter>...`), if any, select
+    /// this scenario (a filter selects every name containing it).
+    pub fn selected(&self) -> bool {
         let filters: Vec<String> = std::env::args()
             .skip(1)
             .filter(|a| !a.starts_with("--"))
             .collect();
-        if !filters.is_empty() && !filters.iter().any(|f| self.name.contains(f.as_str())) {
+        filters.is_empty() || filters.iter().any(|f| self.name.contains(f.as_str()))
+    }
+
+    /// Runs the warm-up and the timed samples; `None` when the scenario is not selected.
+    pub fn measure(
+        &self,
+        mut sample: impl FnMut() -> anyhow::Result<()>,
+    ) -> anyhow::Result<Option<Measured>> {
+        if !self.selected() {
             return Ok(None);
         }
         sample()?;
