@@ -382,10 +382,9 @@ impl Connection {
         let token = self.session.track(&id_text);
         let mut extensions = Extensions::new();
         extensions.insert(RequestSignal(token));
-        let params = params.map(|p| std::borrow::Cow::Owned(p.get().to_string()));
         let call = callback(
             id,
-            Params::new(params.as_deref()).into_owned(),
+            Params::new(params.map(RawValue::get)).into_owned(),
             ConnectionId(0),
             usize::MAX,
             extensions,
@@ -393,7 +392,7 @@ impl Connection {
         let session = self.session.clone();
         let run = async move {
             let reply = match AssertUnwindSafe(call).catch_unwind().await {
-                Ok(response) => response.into_json().get().as_bytes().to_vec(),
+                Ok(response) => String::from(Box::<str>::from(response.into_json())).into_bytes(),
                 Err(_) => internal_error_for(&id_text),
             };
             session.untrack(&id_text);
@@ -505,6 +504,11 @@ fn internal_error_for(id_text: &str) -> Vec<u8> {
 /// Whether `bytes` nests arrays/objects deeper than `max` (strings skipped), so deep input
 /// is refused before any recursive code sees it.
 fn nesting_exceeds(bytes: &[u8], max: usize) -> bool {
+    // Depth never exceeds the number of openers, and counting them vectorizes: almost every
+    // message is decided here without the byte-by-byte walk below.
+    if bytes.iter().filter(|&&b| b == b'[' || b == b'{').count() <= max {
+        return false;
+    }
     let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
     for &byte in bytes {
         if in_string {
@@ -529,4 +533,29 @@ fn nesting_exceeds(bytes: &[u8], max: usize) -> bool {
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(json: &str, max: usize, expected: bool) {
+        assert_eq!(
+            nesting_exceeds(json.as_bytes(), max),
+            expected,
+            "{json} (max {max})"
+        );
+    }
+
+    #[test]
+    fn nesting_counts_open_containers_outside_strings() {
+        check(r#"{"a":[1,{"b":[]}]}"#, 4, false);
+        check(r#"{"a":[1,{"b":[]}]}"#, 3, true);
+        check(r#"[[],[],[],[]]"#, 2, false);
+        check(r#"[[],[],[],[]]"#, 1, true);
+        check(r#"["[[[[", "{{{{"]"#, 1, false);
+        check(r#"["\"[[[["]"#, 1, false);
+        check(r#"[[["]"]]]"#, 2, true);
+        check("", 0, false);
+    }
 }
