@@ -255,34 +255,41 @@ impl Drop for Client {
     }
 }
 
-fn bench_hook_latency() {
-    println!("one client pre-execute hook over stdio (µs per call, median of {BATCHES} batches):");
-    let mut rows = Vec::new();
-    for hooked in [false, true] {
-        let mut client = Client::spawn(hooked);
-        client.sequential(200);
-        let sequential = median((0..BATCHES).map(|_| client.sequential(100)).collect());
-        client.pipelined(500, 32);
-        let pipelined = median((0..BATCHES).map(|_| client.pipelined(500, 32)).collect());
-        rows.push((sequential, pipelined));
+/// Medians of the plain batches, the hooked batches, and of their paired differences.
+fn paired(mut plain: impl FnMut() -> f64, mut hooked: impl FnMut() -> f64) -> (f64, f64, f64) {
+    let (mut a, mut b, mut added) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..BATCHES {
+        // Interleaved, so both see the same machine load.
+        let (x, y) = (plain(), hooked());
+        a.push(x);
+        b.push(y);
+        added.push(y - x);
     }
-    let [(seq_plain, pipe_plain), (seq_hooked, pipe_hooked)] = rows[..] else {
-        unreachable!()
-    };
+    (median(a), median(b), median(added))
+}
+
+fn bench_hook_latency() {
+    println!(
+        "one client pre-execute hook over stdio (µs per call; medians of {BATCHES} interleaved batches):"
+    );
+    let mut plain = Client::spawn(false);
+    let mut hooked = Client::spawn(true);
+    for client in [&mut plain, &mut hooked] {
+        client.sequential(200);
+        client.pipelined(500, 32);
+    }
+    let sequential = paired(|| plain.sequential(100), || hooked.sequential(100));
+    let pipelined = paired(|| plain.pipelined(500, 32), || hooked.pipelined(500, 32));
     println!(
         "  {:<34} {:>12} {:>12} {:>12}",
         "", "no hook", "one hook", "added"
     );
-    println!(
-        "  {:<34} {seq_plain:>12.1} {seq_hooked:>12.1} {:>12.1}",
-        "sequential (1 in flight)",
-        seq_hooked - seq_plain
-    );
-    println!(
-        "  {:<34} {pipe_plain:>12.1} {pipe_hooked:>12.1} {:>12.1}",
-        "pipelined (32 in flight)",
-        pipe_hooked - pipe_plain
-    );
+    for (label, (a, b, added)) in [
+        ("sequential (1 in flight)", sequential),
+        ("pipelined (32 in flight)", pipelined),
+    ] {
+        println!("  {label:<34} {a:>12.1} {b:>12.1} {added:>12.1}");
+    }
 }
 
 fn main() {
