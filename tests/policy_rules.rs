@@ -274,3 +274,155 @@ fn cc_names_translate_strictly_and_leniently() {
     assert_eq!(cc_canonical_tool_name("bash"), "Bash");
     assert_eq!(cc_canonical_tool_name("my_tool"), "my_tool");
 }
+
+#[test]
+fn a_command_with_no_parts_is_judged_as_the_empty_command() {
+    let deny_all = rules(&[], &[], &["Bash"], None);
+    let listed = rules(&["Bash(ls)"], &[], &[], Some(PermissionDefault::Deny));
+    let cases = [
+        (&deny_all, "", (Verdict::Deny, Some("Bash"))),
+        (&deny_all, " ; && ", (Verdict::Deny, Some("Bash"))),
+        (&listed, "", (Verdict::Deny, None)),
+        (&listed, ";", (Verdict::Deny, None)),
+        (&listed, "ls", (Verdict::Allow, Some("Bash(ls)"))),
+        (&listed, "ls; ls", (Verdict::Allow, Some("Bash(ls)"))),
+    ];
+    for (permissions, command, (expected, rule)) in cases {
+        assert_eq!(
+            verdict(permissions, "bash", json!({ "command": command })),
+            (expected, rule.map(str::to_string)),
+            "{command:?}"
+        );
+    }
+}
+
+#[test]
+fn a_thousand_rules_are_indexed_without_changing_what_matches() {
+    let globs: Vec<String> = (0..1000).map(|i| format!("Read(dir{i}/**)")).collect();
+    let prefixes: Vec<String> = (0..1000).map(|i| format!("Bash(tool{i} run:*)")).collect();
+    let servers: Vec<String> = (0..1000).map(|i| format!("mcp__server{i}")).collect();
+    let all: Vec<String> = [globs, prefixes, servers].concat();
+    let by_fives = |keep: usize| -> Vec<&str> {
+        let fifth = all.iter().enumerate().filter(move |(i, _)| i % 5 == keep);
+        fifth.map(|(_, r)| r.as_str()).collect()
+    };
+    let p = rules(
+        &by_fives(0),
+        &by_fives(1),
+        &by_fives(4),
+        Some(PermissionDefault::Ask),
+    );
+    let cases: Vec<(&str, Value, Verdict, Option<&str>)> = vec![
+        (
+            "read",
+            json!({ "file_path": "dir500/a.rs" }),
+            Verdict::Allow,
+            Some("Read(dir500/**)"),
+        ),
+        (
+            "read",
+            json!({ "file_path": "./dir504/a.rs" }),
+            Verdict::Deny,
+            Some("Read(dir504/**)"),
+        ),
+        (
+            "read",
+            json!({ "file_path": "dir502/a.rs" }),
+            Verdict::Ask,
+            None,
+        ),
+        (
+            "read_image",
+            json!({ "path": "dir501/a.png" }),
+            Verdict::Ask,
+            Some("Read(dir501/**)"),
+        ),
+        (
+            "bash",
+            json!({ "command": "tool500 run --fast" }),
+            Verdict::Allow,
+            Some("Bash(tool500 run:*)"),
+        ),
+        (
+            "bash",
+            json!({ "command": "tool500 running" }),
+            Verdict::Ask,
+            None,
+        ),
+        (
+            "bash",
+            json!({ "command": "tool500 run && tool504 run x" }),
+            Verdict::Deny,
+            Some("Bash(tool504 run:*)"),
+        ),
+        (
+            "mcp__server500__search",
+            json!({}),
+            Verdict::Allow,
+            Some("mcp__server500"),
+        ),
+        (
+            "mcp__server504__drop",
+            json!({}),
+            Verdict::Deny,
+            Some("mcp__server504"),
+        ),
+        ("mcp__server5000__x", json!({}), Verdict::Ask, None),
+    ];
+    for (name, arguments, expected, rule) in cases {
+        assert_eq!(
+            verdict(&p, name, arguments.clone()),
+            (expected, rule.map(str::to_string)),
+            "{name} {arguments}"
+        );
+    }
+}
+
+#[test]
+fn server_wide_rules_match_every_prefix_ending_in_a_double_underscore() {
+    let p = rules(
+        &["mcp__a___*"],
+        &[],
+        &["mcp__a__*"],
+        Some(PermissionDefault::Ask),
+    );
+    let cases = [
+        ("mcp__a___tool", (Verdict::Deny, Some("mcp__a__*"))),
+        ("mcp__a__tool", (Verdict::Deny, Some("mcp__a__*"))),
+        ("mcp__ab__tool", (Verdict::Ask, None)),
+    ];
+    for (name, (expected, rule)) in cases {
+        assert_eq!(
+            verdict(&p, name, json!({})),
+            (expected, rule.map(str::to_string)),
+            "{name}"
+        );
+    }
+    let p = rules(&["mcp__a___*"], &[], &[], Some(PermissionDefault::Deny));
+    assert_eq!(
+        verdict(&p, "mcp__a___tool", json!({})),
+        (Verdict::Allow, Some("mcp__a___*".to_string()))
+    );
+}
+
+#[test]
+fn among_equally_strong_rules_the_later_one_is_reported() {
+    let p = rules(
+        &["Bash", "Bash(ls)"],
+        &[],
+        &["Bash(rm:*)", "Bash(rm -rf:*)"],
+        None,
+    );
+    let cases = [
+        ("ls", (Verdict::Allow, Some("Bash(ls)"))),
+        ("rm -rf /", (Verdict::Deny, Some("Bash(rm -rf:*)"))),
+        ("rm x", (Verdict::Deny, Some("Bash(rm:*)"))),
+    ];
+    for (command, (expected, rule)) in cases {
+        assert_eq!(
+            verdict(&p, "bash", json!({ "command": command })),
+            (expected, rule.map(str::to_string)),
+            "{command}"
+        );
+    }
+}

@@ -8,7 +8,7 @@ use crate::pipeline::hooks::{PreDecision, PreExecuteHook};
 use crate::tool::{ToolError, ToolExecution};
 use dsh_tools_protocol::{PermissionDefault, PermissionsConfig};
 use futures::future::BoxFuture;
-use globset::{Glob, GlobMatcher};
+use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,19 +31,127 @@ enum Spec {
     Any,
     /// `Bash(cmd)`: the whole (sub)command equals it.
     Command(String),
-    /// `Bash(prefix:*)`: the (sub)command starts with it.
+    /// `Bash(prefix:*)`: the (sub)command is it or starts with it and a space.
     CommandPrefix(String),
     /// `Read(glob)`: the path argument matches.
-    Path(GlobMatcher),
+    Path(Glob),
     /// `WebFetch(domain:x.com)`: the URL's host is it or a subdomain.
     Domain(String),
 }
 
-#[derive(Clone, Debug)]
-struct Rule {
-    source: String,
+/// One matching rule: its verdict and where it stands (index into `Permissions::sources`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Hit {
     verdict: Verdict,
-    spec: Spec,
+    /// Among equally strong rules a server-wide one, then the later one, is reported.
+    server: bool,
+    index: usize,
+}
+
+/// Keeps the stronger of two hits.
+fn strongest(best: &mut Option<Hit>, hit: Hit) {
+    if best.is_none_or(|b| hit > b) {
+        *best = Some(hit);
+    }
+}
+
+/// One tool's rules, indexed by what they look at, so a call costs lookups, not a scan.
+#[derive(Debug, Default)]
+struct ToolRules {
+    any: Option<Hit>,
+    commands: HashMap<String, Hit>,
+    prefixes: HashMap<String, Hit>,
+    globs: Vec<(Glob, Hit)>,
+    /// `globs` compiled into one set (index i is `globs[i]`).
+    paths: Option<(GlobSet, Vec<Hit>)>,
+    domains: HashMap<String, Hit>,
+}
+
+impl ToolRules {
+    fn add(&mut self, spec: Spec, hit: Hit) {
+        let keep = |map: &mut HashMap<String, Hit>, key: String| {
+            strongest_in(map.entry(key).or_insert(hit), hit);
+        };
+        match spec {
+            Spec::Any => strongest(&mut self.any, hit),
+            Spec::Command(command) => keep(&mut self.commands, command),
+            Spec::CommandPrefix(prefix) => keep(&mut self.prefixes, prefix),
+            Spec::Domain(domain) => keep(&mut self.domains, domain),
+            Spec::Path(glob) => self.globs.push((glob, hit)),
+        }
+    }
+
+    /// Compiles the path globs into one set.
+    fn seal(&mut self) -> Result<(), globset::Error> {
+        if self.globs.is_empty() {
+            return Ok(());
+        }
+        let mut set = GlobSetBuilder::new();
+        let mut hits = Vec::with_capacity(self.globs.len());
+        for (glob, hit) in self.globs.drain(..) {
+            set.add(glob);
+            hits.push(hit);
+        }
+        self.paths = Some((set.build()?, hits));
+        Ok(())
+    }
+
+    /// The strongest rule that looks at the arguments only (any, path, domain).
+    fn argument_hit(&self, arguments: &Value, best: &mut Option<Hit>) {
+        if let Some(hit) = self.any {
+            strongest(best, hit);
+        }
+        if let Some((set, hits)) = &self.paths {
+            let paths = ["file_path", "path", "notebook_path"]
+                .iter()
+                .filter_map(|key| arguments.get(*key).and_then(Value::as_str));
+            for path in paths {
+                let matched = set.matches(path.trim_start_matches("./"));
+                for hit in matched.into_iter().filter_map(|i| hits.get(i)) {
+                    strongest(best, *hit);
+                }
+            }
+        }
+        if !self.domains.is_empty()
+            && let Some(host) = arguments
+                .get("url")
+                .and_then(Value::as_str)
+                .and_then(host_of)
+        {
+            // The host itself and every parent domain.
+            let suffixes = std::iter::once(host.as_str())
+                .chain(host.match_indices('.').map(|(i, _)| &host[i + 1..]));
+            for domain in suffixes {
+                if let Some(hit) = self.domains.get(domain) {
+                    strongest(best, *hit);
+                }
+            }
+        }
+    }
+
+    /// The strongest command rule for one (sub)command.
+    fn command_hit(&self, part: &str, best: &mut Option<Hit>) {
+        if let Some(hit) = self.commands.get(part) {
+            strongest(best, *hit);
+        }
+        if self.prefixes.is_empty() {
+            return;
+        }
+        // `prefix:*` matches the part itself or any of its leading words.
+        let candidates =
+            std::iter::once(part).chain(part.match_indices(' ').map(|(i, _)| &part[..i]));
+        for prefix in candidates {
+            if let Some(hit) = self.prefixes.get(prefix) {
+                strongest(best, *hit);
+            }
+        }
+    }
+}
+
+fn strongest_in(slot: &mut Hit, hit: Hit) {
+    if hit > *slot {
+        *slot = hit;
+    }
 }
 
 /// A permission rule that cannot be parsed (reported at `initialize`, naming the rule).
@@ -58,9 +166,12 @@ pub struct RuleError {
 /// The compiled rule set.
 #[derive(Debug, Default)]
 pub struct Permissions {
-    by_tool: HashMap<String, Vec<Rule>>,
-    /// `mcp__server` and `mcp__server__*` rules: every tool of a server.
-    by_server_prefix: Vec<(String, Rule)>,
+    by_tool: HashMap<String, ToolRules>,
+    /// `mcp__server` and `mcp__server__*` rules by prefix (`mcp__server__`): every tool of
+    /// a server.
+    by_server_prefix: HashMap<String, Hit>,
+    /// Rule texts, by `Hit::index`.
+    sources: Vec<String>,
     default: Option<Verdict>,
 }
 
@@ -75,6 +186,8 @@ impl Permissions {
             }),
             ..Permissions::default()
         };
+        // (list, index) of every rule, by `Hit::index`.
+        let mut origins: Vec<(&'static str, usize)> = Vec::new();
         let lists = [
             ("allow", Verdict::Allow, &config.allow),
             ("ask", Verdict::Ask, &config.ask),
@@ -88,29 +201,52 @@ impl Permissions {
                     message,
                 };
                 let (name, spec) = parse(source).map_err(error)?;
-                let rule = Rule {
-                    source: source.clone(),
+                let index = permissions.sources.len();
+                let hit = |server| Hit {
                     verdict,
-                    spec,
+                    server,
+                    index,
                 };
                 if let Some(server) = name.strip_suffix("__*").or_else(|| server_wide(&name)) {
-                    permissions
-                        .by_server_prefix
-                        .push((format!("{server}__"), rule));
-                    continue;
+                    let hit = hit(true);
+                    strongest_in(
+                        permissions
+                            .by_server_prefix
+                            .entry(format!("{server}__"))
+                            .or_insert(hit),
+                        hit,
+                    );
+                } else {
+                    let hit = hit(false);
+                    let names: Vec<String> = match harness_names(&name) {
+                        Some(mapped) => mapped.iter().map(|n| n.to_string()).collect(),
+                        None => vec![name],
+                    };
+                    for name in names {
+                        let rules = permissions.by_tool.entry(name).or_default();
+                        rules.add(spec.clone(), hit);
+                    }
                 }
-                let names: Vec<String> = match harness_names(&name) {
-                    Some(mapped) => mapped.iter().map(|n| n.to_string()).collect(),
-                    None => vec![name],
-                };
-                for name in names {
-                    permissions
-                        .by_tool
-                        .entry(name)
-                        .or_default()
-                        .push(rule.clone());
-                }
+                permissions.sources.push(source.clone());
+                origins.push((list, index));
             }
+        }
+        for (tool, rules) in &mut permissions.by_tool {
+            // The set can still fail as a whole (size limits): name the tool's first path rule.
+            let first = rules.globs.first().map(|(_, hit)| hit.index);
+            rules.seal().map_err(|e| {
+                let (list, index) = first
+                    .and_then(|i| origins.get(i))
+                    .copied()
+                    .unwrap_or(("allow", 0));
+                RuleError {
+                    list,
+                    index,
+                    message: format!(
+                        "the path rules of tool \"{tool}\" do not compile together: {e}"
+                    ),
+                }
+            })?;
         }
         Ok(permissions)
     }
@@ -122,63 +258,52 @@ impl Permissions {
 
     /// The verdict for one call and the rule that decided it (`None`: the default).
     pub fn decide(&self, name: &str, arguments: &Value) -> (Verdict, Option<&str>) {
-        let rules = self.by_tool.get(name).into_iter().flatten();
-        let server_rules = self
-            .by_server_prefix
-            .iter()
-            .filter(|(p, _)| name.starts_with(p.as_str()))
-            .map(|(_, r)| r);
-        let rules: Vec<&Rule> = rules.chain(server_rules).collect();
         let default = self.default.unwrap_or(Verdict::Allow);
-        if rules.is_empty() {
-            return (default, None);
+        let rules = self.by_tool.get(name);
+        // Rules that do not look at the command: any-call, path, domain, server-wide.
+        let mut fixed = None;
+        if !self.by_server_prefix.is_empty() {
+            // Every prefix of the name that ends in `__` (overlapping ones included).
+            let ends = name.as_bytes().windows(2).enumerate();
+            for (i, _) in ends.filter(|(_, pair)| *pair == b"__") {
+                if let Some(hit) = self.by_server_prefix.get(&name[..i + 2]) {
+                    strongest(&mut fixed, *hit);
+                }
+            }
+        }
+        let Some(rules) = rules else {
+            return self.verdict(fixed, default);
+        };
+        rules.argument_hit(arguments, &mut fixed);
+        if rules.commands.is_empty() && rules.prefixes.is_empty() {
+            return self.verdict(fixed, default);
         }
         // A compound shell command is judged part by part: `safe:*` does not allow
         // `safe && other`, and a deny on any part denies the whole.
-        let parts = match arguments.get("command").and_then(Value::as_str) {
+        // A command with no part at all (`""`, `";"`) is judged once, as the empty command.
+        let mut parts = match arguments.get("command").and_then(Value::as_str) {
             Some(command) => split_shell(command),
-            None => vec![String::new()],
+            None => Vec::new(),
         };
+        if parts.is_empty() {
+            parts.push("");
+        }
         let mut worst: (Verdict, Option<&str>) = (Verdict::Allow, None);
-        for part in &parts {
-            let matched = rules
-                .iter()
-                .filter(|r| r.spec.matches(part, arguments))
-                .max_by_key(|r| r.verdict);
-            let verdict = matched.map_or((default, None), |r| (r.verdict, Some(r.source.as_str())));
+        for part in parts {
+            let mut best = fixed;
+            rules.command_hit(part, &mut best);
+            let verdict = self.verdict(best, default);
             if verdict.0 > worst.0 || (worst.1.is_none() && verdict.0 == worst.0) {
                 worst = verdict;
             }
         }
         worst
     }
-}
 
-impl Spec {
-    fn matches(&self, command_part: &str, arguments: &Value) -> bool {
-        match self {
-            Spec::Any => true,
-            Spec::Command(command) => command_part == command,
-            Spec::CommandPrefix(prefix) => {
-                command_part == prefix
-                    || command_part
-                        .strip_prefix(prefix.as_str())
-                        .is_some_and(|rest| rest.starts_with(' '))
-            }
-            Spec::Path(glob) => ["file_path", "path", "notebook_path"]
-                .iter()
-                .filter_map(|key| arguments.get(*key).and_then(Value::as_str))
-                .any(|path| glob.is_match(path.trim_start_matches("./"))),
-            Spec::Domain(domain) => arguments
-                .get("url")
-                .and_then(Value::as_str)
-                .and_then(host_of)
-                .is_some_and(|host| {
-                    host == *domain
-                        || host
-                            .strip_suffix(domain.as_str())
-                            .is_some_and(|sub| sub.ends_with('.'))
-                }),
+    fn verdict(&self, hit: Option<Hit>, default: Verdict) -> (Verdict, Option<&str>) {
+        match hit {
+            Some(hit) => (hit.verdict, self.sources.get(hit.index).map(String::as_str)),
+            None => (default, None),
         }
     }
 }
@@ -219,7 +344,7 @@ fn parse(source: &str) -> Result<(String, Spec), String> {
         | "write" | "edit" | "glob" | "grep" => {
             let glob = Glob::new(inner.trim_start_matches("./"))
                 .map_err(|e| format!("rule {source:?}: {e}"))?;
-            Spec::Path(glob.compile_matcher())
+            Spec::Path(glob)
         }
         other => {
             return Err(format!(
@@ -230,35 +355,37 @@ fn parse(source: &str) -> Result<(String, Spec), String> {
     Ok((name.to_string(), spec))
 }
 
-/// Splits a shell command at `&&`, `||`, `;`, `|` and newlines outside quotes.
-fn split_shell(command: &str) -> Vec<String> {
-    let (mut parts, mut current) = (Vec::new(), String::new());
-    let (mut quote, mut chars) = (None::<char>, command.chars().peekable());
-    while let Some(c) = chars.next() {
+/// Splits a shell command at `&&`, `||`, `;`, `|`, `&` and newlines outside quotes; each
+/// part is a trimmed, non-empty slice of `command`.
+fn split_shell(command: &str) -> Vec<&str> {
+    let (mut parts, mut start, mut quote) = (Vec::new(), 0, None::<char>);
+    let mut chars = command.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
         match (quote, c) {
-            (Some(q), _) if c == q => {
-                quote = None;
-                current.push(c);
+            (Some(q), _) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, ';' | '\n') => {
+                parts.push(&command[start..i]);
+                start = i + 1;
             }
-            (Some(_), _) => current.push(c),
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                current.push(c);
-            }
-            (None, ';' | '\n') => parts.push(std::mem::take(&mut current)),
             (None, '&' | '|') => {
-                if chars.peek() == Some(&c) {
+                parts.push(&command[start..i]);
+                start = i + 1;
+                if let Some(&(j, next)) = chars.peek()
+                    && next == c
+                {
                     chars.next();
+                    start = j + 1;
                 }
-                parts.push(std::mem::take(&mut current));
             }
-            (None, _) => current.push(c),
+            (None, _) => {}
         }
     }
-    parts.push(current);
+    parts.push(&command[start..]);
     parts
         .into_iter()
-        .map(|p| p.trim().to_string())
+        .map(str::trim)
         .filter(|p| !p.is_empty())
         .collect()
 }

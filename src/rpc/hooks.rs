@@ -11,7 +11,9 @@ use crate::tool::{Signal, ToolError, ToolExecution, ToolExecutionResult};
 use crate::transport::Peer;
 use dsh_tools_protocol as wire;
 use futures::future::BoxFuture;
-use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde::de::{DeserializeOwned, IgnoredAny};
+use serde_json::value::RawValue;
 use std::sync::Arc;
 
 /// One client subscription to a hookable event.
@@ -25,21 +27,18 @@ pub struct ClientHook {
 }
 
 impl ClientHook {
-    /// Asks the client and parses its answer; any failure is an error naming the subscription.
-    fn ask<T: DeserializeOwned + Send + 'static>(
+    /// Asks the client; any failure to answer is an error naming what went wrong.
+    fn ask(
         &self,
         method: &'static str,
         params: serde_json::Value,
         signal: Signal,
-    ) -> BoxFuture<'static, Result<T, ToolError>> {
+    ) -> BoxFuture<'static, Result<Box<RawValue>, ToolError>> {
         let (peer, timeout) = (self.peer.clone(), self.timeout_ms);
         Box::pin(async move {
-            let raw = peer
-                .request(method, &params, &signal, Some(timeout))
+            peer.request(method, &params, &signal, Some(timeout))
                 .await
-                .map_err(|e| ToolError::new(e.to_string()))?;
-            params::from_str::<T>(raw.get())
-                .map_err(|e| ToolError::new(format!("invalid answer: {}", e.message())))
+                .map_err(|e| ToolError::new(e.to_string()))
         })
     }
 
@@ -57,12 +56,20 @@ impl PreExecuteHook for ClientHook {
         &self,
         execution: &Arc<ToolExecution>,
     ) -> BoxFuture<'static, Result<PreDecision, ToolError>> {
-        let answer = self.ask::<wire::PreToolDecision>(
+        let answer = self.ask(
             "hooks/preExecute",
             self.params(execution),
             execution.signal.clone(),
         );
-        Box::pin(async move { answer.await.map(convert::pre_decision) })
+        Box::pin(async move {
+            let raw = answer.await?;
+            let decision = decode::<wire::PreToolDecision>(&raw)?;
+            if decision == wire::PreToolDecision::Allow {
+                // serde ignores extra keys next to a unit variant's tag; the schema does not.
+                decode::<BareAllow>(&raw)?;
+            }
+            Ok(convert::pre_decision(decision))
+        })
     }
 }
 
@@ -75,12 +82,15 @@ impl Guard for ClientHook {
         &self,
         execution: &Arc<ToolExecution>,
     ) -> BoxFuture<'static, Result<Option<String>, ToolError>> {
-        let answer = self.ask::<wire::GuardDecision>(
+        let answer = self.ask(
             "hooks/guard",
             self.params(execution),
             execution.signal.clone(),
         );
-        Box::pin(async move { answer.await.map(|decision| decision.deny) })
+        Box::pin(async move {
+            let raw = answer.await?;
+            decode::<wire::GuardDecision>(&raw).map(|decision| decision.deny)
+        })
     }
 }
 
@@ -96,13 +106,50 @@ impl PostExecuteHook for ClientHook {
     ) -> BoxFuture<'static, Result<PostDecision, ToolError>> {
         let mut params = self.params(execution);
         params["result"] = serde_json::to_value(convert::result(result)).unwrap_or_default();
-        let answer = self.ask::<wire::PostToolDecision>(
-            "hooks/postExecute",
-            params,
-            execution.signal.clone(),
-        );
-        Box::pin(async move { answer.await.map(convert::post_decision) })
+        let answer = self.ask("hooks/postExecute", params, execution.signal.clone());
+        Box::pin(async move {
+            let raw = answer.await?;
+            let mut decision = decode::<wire::PostToolDecision>(&raw)?;
+            if let wire::PostToolDecision::Accept {
+                value: value @ None,
+                ..
+            } = &mut decision
+                && decode::<ValuePresence>(&raw)?.value.is_some()
+            {
+                // `"value": null` replaces the value with null; only an absent key keeps it.
+                *value = Some(serde_json::Value::Null);
+            }
+            Ok(convert::post_decision(decision))
+        })
     }
+}
+
+/// Parses a client's answer; the message speaks of an answer, not of request params.
+fn decode<T: DeserializeOwned>(raw: &RawValue) -> Result<T, ToolError> {
+    params::from_str::<T>(raw.get()).map_err(|e| {
+        let detail = e.message();
+        let detail = detail.strip_prefix("invalid params: ").unwrap_or(detail);
+        ToolError::new(format!("invalid answer: {detail}"))
+    })
+}
+
+/// `{ "kind": "allow" }` and nothing else.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BareAllow {
+    #[serde(rename = "kind")]
+    _kind: IgnoredAny,
+}
+
+/// Whether an accept decision has a `value` key at all (serde reads `null` as absent).
+#[derive(Deserialize)]
+struct ValuePresence {
+    #[serde(default, deserialize_with = "present")]
+    value: Option<()>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<()>, D::Error> {
+    IgnoredAny::deserialize(deserializer).map(|_| Some(()))
 }
 
 /// Services `ask` through `client/approve`; anything but `allowed-once` denies.
