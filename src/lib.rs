@@ -8,6 +8,7 @@
 //! - [`prompt`]: prompt assembly per scope (native definitions, Code Mode sections);
 //! - [`registry`]: layers, shadowing, restrictions, presentation, resolution;
 //! - [`tool`]: definitions, executions and results;
+//! - [`mcp`]: MCP servers ingested as tools (rmcp client) and the registry served over MCP;
 //! - [`code_mode`]: the `run_code` tool and its binding bridge over [`runtime`];
 //! - [`runtime`]: deno_core isolates, budgets and type stripping (the only deno_core user);
 //! - [`codegen`]: the TypeScript SDK text of Code Mode;
@@ -18,6 +19,7 @@ pub mod code_mode;
 pub mod codegen;
 pub mod config;
 pub mod json;
+pub mod mcp;
 pub mod pipeline;
 pub mod prompt;
 pub mod registry;

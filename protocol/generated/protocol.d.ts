@@ -972,3 +972,27 @@ feedback: BlockFeedback,
 additionalContexts?: Array<ContextMessage>, };
 
 export type BlockFeedback = string | Array<ContentBlock>;
+
+export type McpServerState = "disabled" | "starting" | "running" | "restarting" | "failed" | "stopped";
+
+export type McpServerStatus = { 
+/**
+ * The server's name (its key in `mcpServers`).
+ */
+server: string, 
+/**
+ * Lifecycle state.
+ */
+state: McpServerState, 
+/**
+ * The registered (callable) names of its tools, lexicographic.
+ */
+tools: Array<string>, 
+/**
+ * Per-tool problems of the last listing (degraded schemas, skipped tools).
+ */
+warnings: Array<string>, 
+/**
+ * Why it last failed (spawn, handshake, listing or exit), if it ever did.
+ */
+lastError?: string, };

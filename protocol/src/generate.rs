@@ -89,7 +89,9 @@ macro_rules! wire_types {
             PreToolDecision,
             GuardDecision,
             PostToolDecision,
-            BlockFeedback
+            BlockFeedback,
+            McpServerState,
+            McpServerStatus
         )
     };
 }

@@ -58,6 +58,7 @@ pub fn table(session: Arc<Session>) -> RpcModule<Session> {
     method!("tools/execute", execute);
     method!("tools/executeBatch", execute_batch);
     method!("tools/prompt", prompt);
+    method!("mcp/status", mcp_status);
     module
 }
 
@@ -101,6 +102,9 @@ async fn initialize(
             tracing::warn!("{e}");
         }
     }
+    session
+        .mcp
+        .start(session.runtime.registry(), &config.mcp_servers);
     *session.capabilities.lock() = params.capabilities;
     *session.config.lock() = config.clone();
     *session.lifecycle.lock() = Lifecycle::Initialized;
@@ -340,4 +344,12 @@ async fn prompt(
         config.code_runtime.language,
     )
     .map_err(|e| rpc_error(error_codes::REQUEST_FAILED, e.to_string(), Some(e.code())))
+}
+
+async fn mcp_status(
+    _: RpcResult<serde_json::Value>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<Vec<wire::McpServerStatus>> {
+    Ok(session.mcp.status())
 }

@@ -36,6 +36,7 @@ pub struct RequestSignal(pub CancellationToken);
 pub struct Session {
     pub runtime: Arc<ToolRuntime>,
     pub code: Arc<CodeMode>,
+    pub mcp: crate::mcp::McpHost,
     pub peer: Arc<Peer>,
     pub base_config: serde_json::Value,
     pub config: Mutex<HostConfig>,
@@ -58,6 +59,7 @@ impl Session {
         let session = Arc::new(Session {
             runtime,
             code,
+            mcp: crate::mcp::McpHost::new(),
             peer,
             base_config,
             config: Mutex::new(config),
