@@ -89,6 +89,12 @@ impl ServerProcess {
         }
     }
 
+    /// How the process ended, if it does within `grace` (a failed handshake is usually
+    /// a server that exited; its status says more than the closed pipe).
+    pub async fn exit_within(&mut self, grace: Duration) -> Option<String> {
+        tokio::time::timeout(grace, self.exited()).await.ok()
+    }
+
     /// Ends the process: a grace period for it to exit on its own (its stdin is already
     /// closed), then SIGTERM to its group, then SIGKILL; always reaped, stragglers of its
     /// group killed.

@@ -18,6 +18,11 @@ use tokio_util::sync::CancellationToken;
 
 /// Handshake and listing deadline for servers that configure no `timeoutMs`.
 const DEFAULT_STARTUP: Duration = Duration::from_secs(30);
+/// The least time a server gets to start, whatever its per-call `timeoutMs` (starting a
+/// runtime such as node takes longer than a call should).
+const STARTUP_FLOOR: Duration = Duration::from_secs(10);
+/// How long a server whose handshake failed gets to report its exit status.
+const EXIT_REPORT: Duration = Duration::from_millis(500);
 /// Consecutive failed attempts (spawn, handshake, listing, or a crash soon after) before
 /// the supervisor gives up.
 const MAX_ATTEMPTS: u32 = 5;
@@ -142,7 +147,7 @@ impl Supervisor {
     /// Spawns, handshakes and lists within the startup deadline, then publishes the tools.
     async fn connect(&self, catalog: &mut Catalog) -> Result<Connection, Ended> {
         let spawned = process::spawn(&self.link, &self.config).map_err(Ended::Failed)?;
-        let process = spawned.process;
+        let mut process = spawned.process;
         let list_changed = Arc::new(Notify::new());
         let events = ClientEvents {
             list_changed: list_changed.clone(),
@@ -150,7 +155,7 @@ impl Supervisor {
         let deadline = self
             .config
             .timeout_ms
-            .map(Duration::from_millis)
+            .map(|ms| Duration::from_millis(ms).max(STARTUP_FLOOR))
             .unwrap_or(DEFAULT_STARTUP);
         let startup = async {
             let client = serve_client(events, (spawned.stdout, spawned.stdin))
@@ -177,7 +182,10 @@ impl Supervisor {
                     list_changed,
                 });
             }
-            Some(Ok(Err(e))) => e,
+            Some(Ok(Err(e))) => match process.exit_within(EXIT_REPORT).await {
+                Some(how) => format!("the server {how} before it was ready"),
+                None => e,
+            },
             Some(Err(_)) => format!(
                 "the server did not complete the MCP handshake and tools/list within {} ms",
                 deadline.as_millis()
