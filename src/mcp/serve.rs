@@ -58,7 +58,7 @@ impl McpFront {
         {
             let sdk = CodeMode::sdk(&self.runtime, None);
             let mut tool = mcp_tool(&run_code.definition, run_code_description(&sdk));
-            tool.input_schema = Arc::new(as_object(run_code_input_schema()));
+            tool.input_schema = Arc::new(mcp_input_schema(&run_code_input_schema()));
             tools.push(tool);
         }
         tools
@@ -105,13 +105,27 @@ impl McpFront {
 /// One definition as an MCP tool; `outputSchema` only when the output is an object schema
 /// (MCP's requirement), in which case calls also return `structuredContent`.
 fn mcp_tool(definition: &ToolDefinition, description: String) -> Tool {
-    let input = match definition.input.json_schema() {
-        Value::Object(schema) => schema.clone(),
-        _ => as_object(serde_json::json!({ "type": "object" })),
-    };
+    let input = mcp_input_schema(definition.input.json_schema());
     let mut tool = Tool::new(definition.name.to_string(), description, Arc::new(input));
     tool.output_schema = object_schema(&definition.output.json_schema).map(Arc::new);
     tool
+}
+
+/// MCP clients require `inputSchema` to be an object schema with `"type": "object"`
+/// (the Python SDK rejects the whole listing otherwise): a schema without `type` gets it
+/// prepended, a schema of another type becomes a plain object schema.
+fn mcp_input_schema(schema: &Value) -> JsonObject {
+    let object = || Value::from("object");
+    match schema {
+        Value::Object(schema) if schema.get("type") == Some(&object()) => schema.clone(),
+        Value::Object(schema) if !schema.contains_key("type") => {
+            let mut typed = JsonObject::new();
+            typed.insert("type".into(), object());
+            typed.extend(schema.clone());
+            typed
+        }
+        _ => as_object(serde_json::json!({ "type": "object" })),
+    }
 }
 
 fn object_schema(schema: &Value) -> Option<JsonObject> {
@@ -206,4 +220,35 @@ where
     };
     announcer.abort();
     ended
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn input_schemas_become_object_schemas() {
+        let cases = [
+            (
+                json!({ "type": "object", "properties": {} }),
+                json!({ "type": "object", "properties": {} }),
+            ),
+            (json!({}), json!({ "type": "object" })),
+            (
+                json!({ "allOf": [{ "type": "object" }] }),
+                json!({ "type": "object", "allOf": [{ "type": "object" }] }),
+            ),
+            (json!({ "type": "string" }), json!({ "type": "object" })),
+            (json!(true), json!({ "type": "object" })),
+        ];
+        for (schema, expected) in cases {
+            assert_eq!(
+                Value::Object(mcp_input_schema(&schema)),
+                expected,
+                "{schema}"
+            );
+        }
+    }
 }

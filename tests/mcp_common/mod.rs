@@ -254,3 +254,139 @@ impl Host {
         notify
     }
 }
+
+/// The real `dsh-tools` binary speaking ndjson on piped stdio, for wire and lifecycle tests.
+pub struct Binary {
+    pub child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    next_id: u64,
+    /// Notifications seen while waiting for responses.
+    pub inbox: Vec<Value>,
+}
+
+/// Writes `config` (a `HostConfig` JSON) to a scratch file and returns its path.
+pub fn config_file(name: &str, config: &Value) -> PathBuf {
+    let path = scratch(name).join("config.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    path
+}
+
+impl Binary {
+    /// Spawns `dsh-tools <args>` with stderr discarded.
+    pub fn spawn(args: &[&str]) -> Binary {
+        use std::process::{Command, Stdio};
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        Binary {
+            child,
+            stdin,
+            stdout,
+            next_id: 0,
+            inbox: Vec::new(),
+        }
+    }
+
+    /// `dsh-tools serve --framing ndjson`, initialized with `config`.
+    pub fn serve(config: Value) -> Binary {
+        let mut host = Binary::spawn(&["serve", "--framing", "ndjson"]);
+        let answer = host.request(
+            "initialize",
+            json!({ "protocolVersion": "1", "config": config }),
+        );
+        assert_eq!(answer["result"]["protocolVersion"], "1", "{answer}");
+        host
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn send(&mut self, message: &Value) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(format!("{message}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn read(&mut self) -> Option<Value> {
+        use std::io::BufRead;
+        let mut line = String::new();
+        (self.stdout.read_line(&mut line).unwrap() > 0)
+            .then(|| serde_json::from_str(&line).unwrap())
+    }
+
+    /// Sends a request and returns its response; other messages go to `inbox`.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = json!(self.next_id);
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        loop {
+            let message = self.read().expect("host closed stdout before answering");
+            if message.get("method").is_none() && message["id"] == id {
+                return message;
+            }
+            self.inbox.push(message);
+        }
+    }
+
+    /// Polls `mcp/status` until `condition` holds (servers start in the background).
+    pub fn wait_for_status(
+        &mut self,
+        condition: impl Fn(&[McpServerStatus]) -> bool,
+    ) -> Vec<McpServerStatus> {
+        let deadline = std::time::Instant::now() + PATIENCE;
+        loop {
+            let answer = self.request("mcp/status", json!({}));
+            let status: Vec<McpServerStatus> =
+                serde_json::from_value(answer["result"].clone()).unwrap();
+            if condition(&status) {
+                return status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "gave up waiting: {status:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Closes stdin (EOF).
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Waits (bounded) for the process to exit and returns its exit code.
+    pub fn wait(&mut self) -> Option<i32> {
+        let deadline = std::time::Instant::now() + PATIENCE;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the host did not exit"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Binary {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Whether every server is running.
+pub fn all_running(status: &[McpServerStatus]) -> bool {
+    status.iter().all(|s| s.state == McpServerState::Running)
+}
