@@ -7,11 +7,15 @@ listings, malformed listings, protocol errors, observable cancellation, list cha
 request, crashes, and refusing or hanging at startup.
 
 Flags: --hang (never answer initialize), --refuse (exit 2 at once),
-       --once FILE (run once; refuse every later start while FILE exists).
+       --once FILE (run once; refuse every later start while FILE exists),
+       --stubborn (ignore SIGTERM and keep running after stdin closes),
+       --grandchild (start a long `sleep` child in the same process group).
 """
 
 import json
 import os
+import signal
+import subprocess
 import sys
 import threading
 import time
@@ -26,6 +30,11 @@ if "--once" in ARGS:
         sys.stderr.write("fixture: refusing to start again\n")
         sys.exit(2)
     open(marker, "w").close()
+
+if "--stubborn" in ARGS:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+if "--grandchild" in ARGS:
+    subprocess.Popen(["sleep", "3600"], stdin=subprocess.DEVNULL)
 
 PAGE_SIZE = 4
 OBJECT = {"type": "object"}
@@ -244,3 +253,6 @@ def main():
 
 
 main()
+if "--stubborn" in ARGS:
+    while True:
+        time.sleep(3600)
