@@ -3,12 +3,12 @@
 //!
 //! Modules in reading order (each knows only the ones listed after it; see ARCHITECTURE.md):
 //! - [`rpc`]: the method table, lifecycle and wire conversions over [`transport`];
+//! - [`mcp`]: MCP servers ingested as tools (rmcp client) and the registry served over MCP;
 //! - [`transport`]: framing, the single writer task, host→client requests;
 //! - [`pipeline`]: one execution from arguments to final result, hooks, scheduling;
 //! - [`prompt`]: prompt assembly per scope (native definitions, Code Mode sections);
 //! - [`registry`]: layers, shadowing, restrictions, presentation, resolution;
 //! - [`tool`]: definitions, executions and results;
-//! - [`mcp`]: MCP servers ingested as tools (rmcp client) and the registry served over MCP;
 //! - [`code_mode`]: the `run_code` tool and its binding bridge over [`runtime`];
 //! - [`runtime`]: deno_core isolates, budgets and type stripping (the only deno_core user);
 //! - [`codegen`]: the TypeScript SDK text of Code Mode;

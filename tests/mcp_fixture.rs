@@ -111,7 +111,7 @@ async fn wild_schemas_and_listings_degrade_per_tool_and_never_fail_the_server() 
         [
             "tool \"ref_defs\": inputSchema goes beyond the SDK's schema subset (inputSchema: unsupported keyword \"$defs\"); those parts are typed `unknown` and the server validates arguments",
             "tool \"any_of\": inputSchema goes beyond the SDK's schema subset (inputSchema.properties.v: unsupported keyword \"anyOf\"); those parts are typed `unknown` and the server validates arguments",
-            "tool \"any_of\": outputSchema goes beyond the enforced subset (outputSchema.properties.v: unsupported keyword \"anyOf\"); its structured output is accepted as any JSON and typed `unknown`",
+            "tool \"any_of\": outputSchema goes beyond the enforced subset (outputSchema.properties.v: unsupported keyword \"anyOf\"); its structured output is accepted as any JSON (`JsonValue` in the SDK)",
             "tool \"all_of\": inputSchema goes beyond the SDK's schema subset (inputSchema: unsupported keyword \"allOf\"); those parts are typed `unknown` and the server validates arguments",
             "tool \"no_input_schema\": has no inputSchema; its arguments are untyped",
             "tool \"bool_schema\": inputSchema is not an object; its arguments are untyped",

@@ -205,7 +205,7 @@ fn the_wire_protocol_reports_mcp_status_and_announces_list_changes() {
             "server": "time",
             "state": "running",
             "tools": ["mcp__time__convert_time", "mcp__time__get_current_time"],
-            "warnings": ["tool \"convert_time\": outputSchema goes beyond the enforced subset (outputSchema: unsupported keyword \"$defs\"); its structured output is accepted as any JSON and typed `unknown`"]
+            "warnings": ["tool \"convert_time\": outputSchema goes beyond the enforced subset (outputSchema: unsupported keyword \"$defs\"); its structured output is accepted as any JSON (`JsonValue` in the SDK)"]
         })
     );
     let servers: Vec<&str> = status.iter().map(|s| s.server.as_str()).collect();

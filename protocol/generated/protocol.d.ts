@@ -219,7 +219,8 @@ command: string,
  */
 args: Array<string>, 
 /**
- * Its environment (nothing else is inherited but PATH).
+ * Its environment, over the few variables the official MCP SDKs pass on (`HOME`,
+ * `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER`); nothing else of the host's is inherited.
  */
 env: { [key in string]: string }, 
 /**

@@ -56,7 +56,7 @@ pub fn ingest(
             Ok(()) => (schema.clone(), OutputShape::Structured),
             Err(outside) => {
                 warn(format!(
-                    "outputSchema goes beyond the enforced subset ({outside}); its structured output is accepted as any JSON and typed `unknown`"
+                    "outputSchema goes beyond the enforced subset ({outside}); its structured output is accepted as any JSON (`JsonValue` in the SDK)"
                 ));
                 (json!({}), OutputShape::Structured)
             }
@@ -153,7 +153,7 @@ mod tests {
             json!({}),
             json!({}),
             &[
-                "tool \"t\": outputSchema goes beyond the enforced subset (outputSchema: unsupported keyword \"anyOf\"); its structured output is accepted as any JSON and typed `unknown`",
+                "tool \"t\": outputSchema goes beyond the enforced subset (outputSchema: unsupported keyword \"anyOf\"); its structured output is accepted as any JSON (`JsonValue` in the SDK)",
             ],
         );
         check(

@@ -17,14 +17,21 @@
 //! - **Failures**: `isError` results are tool failures whose message is the result's text;
 //!   JSON-RPC errors, transport loss and unreadable answers are failures naming the server.
 //!   Aborting a call (caller, deadline) sends `notifications/cancelled`.
+//! - **Deadlines**: a server's `timeoutMs` becomes each of its tools' `timeoutMs` (made real
+//!   by `pipeline.timeout`, which aborts the call); its startup (handshake and listing) gets
+//!   `timeoutMs` but at least 10 s, or 30 s when unset.
+//! - **Serving** lists input schemas as object schemas (`"type": "object"` added where
+//!   missing: MCP clients reject the whole listing otherwise) and an `outputSchema`, with
+//!   `structuredContent` in results, only for tools whose output is an object schema.
 //! - **Annotations** are hints the user trusted by configuring the server: `readOnlyHint`
 //!   lets calls overlap, `idempotentHint` lets the retry policy repeat them.
 //! - **Lifecycle**: one supervisor task per server. A server that fails to start, crashes
 //!   or hangs never takes the host down: its tools stay registered and fail naming the
 //!   server until a restart (backoff from 200 ms, doubling, at most 5 consecutive failed
-//!   attempts) brings it back. Children run in their own process group with `PATH` plus
-//!   the configured `env`; [`McpHost::shutdown`] closes their stdin, then SIGTERMs and
-//!   SIGKILLs their group, and reaps them.
+//!   attempts) brings it back. Children run in their own process group with the
+//!   environment the official MCP SDKs pass on (`HOME`, `PATH`, ...) plus the configured
+//!   `env`; [`McpHost::shutdown`] closes their stdin, then SIGTERMs and SIGKILLs their
+//!   group, and reaps them.
 
 mod call;
 mod catalog;

@@ -30,8 +30,13 @@ pub struct Spawned {
     pub stdin: ChildStdin,
 }
 
-/// Starts `config.command` in a new process group. The environment is `PATH` plus the
-/// configured `env`; stderr lines go to the log and the last one is kept for `lastError`.
+/// What the official MCP SDKs (TypeScript and Python) pass on of the host's environment by
+/// default; `npx` and `uvx` need `HOME`, so `PATH` alone is not enough.
+const INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+
+/// Starts `config.command` in a new process group. The environment is [`INHERITED_ENV`]
+/// plus the configured `env`; stderr lines go to the log and the last one is kept for
+/// `lastError`.
 pub fn spawn(link: &Arc<Link>, config: &McpServerConfig) -> Result<Spawned, String> {
     let mut command = Command::new(&config.command);
     command
@@ -42,8 +47,10 @@ pub fn spawn(link: &Arc<Link>, config: &McpServerConfig) -> Result<Spawned, Stri
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    if let Some(path) = std::env::var_os("PATH") {
-        command.env("PATH", path);
+    for name in INHERITED_ENV {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
     }
     command.envs(&config.env);
     if let Some(cwd) = &config.cwd {
