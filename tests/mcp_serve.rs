@@ -107,7 +107,7 @@ fn native_mode_lists_and_calls_every_tool_with_its_exact_name() {
     );
     assert_eq!(
         calls[4],
-        json!({ "isError": true, "content": text("Error: unknown tool \"run_code\""), "structuredContent": null })
+        json!({ "error": { "code": -32602, "message": "unknown tool \"run_code\"" } })
     );
 }
 

@@ -16,6 +16,8 @@ use std::sync::Arc;
 
 /// Bound on `tools/list` pages, against servers whose cursors never end.
 const MAX_PAGES: usize = 1000;
+/// How much of a nameless tool's JSON a warning quotes.
+const SHOWN_CHARS: usize = 200;
 
 /// Lists every page of `tools/list` as raw JSON, so that one malformed tool cannot make
 /// the whole listing unreadable.
@@ -83,9 +85,13 @@ impl Catalog {
             let name = match raw.get("name") {
                 Some(Value::String(name)) if !name.is_empty() => name.clone(),
                 _ => {
+                    let mut shown = crate::json::render_compact(&raw);
+                    if let Some((cut, _)) = shown.char_indices().nth(SHOWN_CHARS) {
+                        shown.truncate(cut);
+                        shown.push('…');
+                    }
                     warnings.push(format!(
-                        "a listed tool has no usable name and was skipped: {}",
-                        crate::json::render_compact(&raw)
+                        "a listed tool has no usable name and was skipped: {shown}"
                     ));
                     continue;
                 }

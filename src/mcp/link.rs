@@ -64,6 +64,11 @@ impl Link {
         *self.last_stderr.lock() = Some(line);
     }
 
+    /// Drops the remembered stderr line.
+    pub fn forget_stderr(&self) {
+        *self.last_stderr.lock() = None;
+    }
+
     /// `what`, followed by the latest stderr line when there is one.
     pub fn with_stderr(&self, what: String) -> String {
         match self.last_stderr.lock().take() {

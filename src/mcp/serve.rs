@@ -167,6 +167,17 @@ impl ServerHandler for McpFront {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // MCP makes an unknown tool a protocol error; a known tool that this presentation
+        // does not admit directly still runs, so the model reads the pipeline's message.
+        if self
+            .runtime
+            .registry()
+            .resolve(&request.name, None)
+            .is_none()
+        {
+            let message = format!("unknown tool \"{}\"", request.name);
+            return Err(ErrorData::invalid_params(message, None));
+        }
         let signal = Signal::new(context.ct.clone());
         Ok(CallToolResponse::Complete(self.call(request, signal).await))
     }

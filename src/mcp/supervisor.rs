@@ -195,8 +195,10 @@ impl Supervisor {
         Err(Ended::Failed(self.link.with_stderr(failure)))
     }
 
-    /// Registers `listed` and reports the server running.
+    /// Registers `listed` and reports the server running (stderr from before this point,
+    /// such as a startup banner, no longer explains a later exit).
     fn publish(&self, catalog: &mut Catalog, listed: Vec<serde_json::Value>) {
+        self.link.forget_stderr();
         let synced = catalog.sync(&self.registry, &self.link, &self.config, listed);
         self.link.update(|s| {
             s.state = McpServerState::Running;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Drives an MCP server with the official Python MCP client (PyPI `mcp`), which this project
 did not write: initialize, tools/list, then each requested tools/call. Prints one JSON
-object: the server's name, every listed tool, and every call's result.
+object: the server's name, every listed tool, and every call's result (or protocol error).
 
 Usage: client_check.py '{"command": ..., "args": [...], "calls": [{"name": ..., "arguments": {...}}]}'
 """
@@ -12,6 +12,7 @@ import sys
 
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
 
 async def main(spec):
@@ -35,7 +36,11 @@ async def main(spec):
                 "calls": [],
             }
             for call in spec["calls"]:
-                result = await session.call_tool(call["name"], call.get("arguments", {}))
+                try:
+                    result = await session.call_tool(call["name"], call.get("arguments", {}))
+                except MCPError as error:
+                    report["calls"].append({"error": {"code": error.code, "message": error.message}})
+                    continue
                 report["calls"].append({
                     "isError": bool(result.is_error),
                     "content": [block.model_dump(mode="json", exclude_none=True) for block in result.content],
