@@ -167,6 +167,41 @@ async fn calls_return_text_structured_values_and_error_results() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_get_their_env_and_cwd_and_nothing_else_of_the_host() {
+    let root = scratch("fs-cwd").canonicalize().unwrap();
+    let mut scoped = everything();
+    scoped["env"] = json!({ "DSH_GIVEN": "yes" });
+    let mut relative = filesystem(".");
+    relative["cwd"] = json!(root.to_str().unwrap());
+    let host = Host::start(
+        PresentationMode::Native,
+        json!({ "everything": scoped, "fs": relative }),
+    )
+    .await;
+    let env = host.call("mcp__everything__get-env", json!({})).await;
+    let env: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(env.value().unwrap().as_str().unwrap()).unwrap();
+    let mut names: Vec<&str> = env.keys().map(String::as_str).collect();
+    names.sort();
+    let mut expected: Vec<&str> = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"]
+        .into_iter()
+        .filter(|name| std::env::var_os(name).is_some())
+        .chain(["DSH_GIVEN"])
+        .collect();
+    expected.sort();
+    assert_eq!(names, expected);
+    assert_eq!(env["DSH_GIVEN"], "yes");
+    let allowed = host
+        .call("mcp__fs__list_allowed_directories", json!({}))
+        .await;
+    assert_eq!(
+        outcome(&allowed),
+        Ok(json!({ "content": format!("Allowed directories:\n{}", root.display()) }))
+    );
+    host.mcp.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancellation_and_deadlines_abort_the_call_and_leave_the_server_usable() {
     let mut slow = everything();
     slow["timeoutMs"] = json!(700);
