@@ -4,6 +4,7 @@
 //! Modules in reading order (each knows only the ones listed after it; see ARCHITECTURE.md):
 //! - [`rpc`]: the method table, lifecycle and wire conversions over [`transport`];
 //! - [`builtins`]: the opt-in file and bash tools; [`present`]: UI cards of tools' calls;
+//! - [`mcp`]: MCP servers ingested as tools (rmcp client) and the registry served over MCP;
 //! - [`transport`]: framing, the single writer task, host→client requests;
 //! - [`pipeline`]: one execution from arguments to final result, hooks, scheduling;
 //! - [`policy`]: permission rules (Claude Code syntax), retry and metrics wrappers;
@@ -21,6 +22,7 @@ pub mod code_mode;
 pub mod codegen;
 pub mod config;
 pub mod json;
+pub mod mcp;
 pub mod pipeline;
 pub mod policy;
 pub mod present;

@@ -1,5 +1,6 @@
 //! The `dsh-tools` binary: `serve` (default) speaks the wire protocol on stdio; `run`
-//! executes one Code Mode program locally; `sdk` prints the generated SDK.
+//! executes one Code Mode program locally; `sdk` prints the generated SDK; `mcp` serves
+//! the registry to MCP clients. SIGTERM and SIGINT shut every command down in order.
 
 mod cli;
 
@@ -52,6 +53,12 @@ enum Command {
     },
     /// Print the Code Mode SDK for the configured tools.
     Sdk,
+    /// Serve the registry to an MCP client over MCP's stdio transport.
+    Mcp {
+        /// `native`, `code` or `both` (default: the configured `tools.mode`).
+        #[arg(long)]
+        mode: Option<String>,
+    },
     /// Write protocol/generated/ (JSON Schema and TypeScript declarations of the wire types).
     GenerateProtocol {
         /// Output directory.
@@ -95,19 +102,33 @@ fn main() -> anyhow::Result<()> {
                 base_config,
                 config: parsed,
             };
-            let code = runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout(), options));
+            let code = runtime.block_on(async {
+                let stdin = cli::EofOnCancel::new(tokio::io::stdin(), cli::on_terminate());
+                serve(stdin, tokio::io::stdout(), options).await
+            });
             runtime.shutdown_background();
             std::process::exit(code);
         }
         Command::Run { file } => {
-            let code = runtime.block_on(cli::run_program(&file, &parsed))?;
+            let code = runtime
+                .block_on(async { cli::run_program(&file, &parsed, cli::on_terminate()).await })?;
             runtime.shutdown_background();
             std::process::exit(code);
         }
         Command::Sdk => {
-            let sdk = runtime.block_on(async { cli::sdk_text(&parsed) })?;
+            let sdk = runtime.block_on(cli::sdk_text(&parsed))?;
             std::io::Write::write_all(&mut std::io::stdout(), format!("{sdk}\n").as_bytes())?;
             Ok(())
+        }
+        Command::Mcp { mode } => {
+            let mode = mode
+                .map(|m| serde_json::from_value(serde_json::Value::String(m)))
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("--mode: {e}"))?;
+            let served = runtime
+                .block_on(async { cli::serve_mcp(&parsed, mode, cli::on_terminate()).await });
+            runtime.shutdown_background();
+            served
         }
         Command::GenerateProtocol { out } => {
             std::fs::create_dir_all(&out)?;

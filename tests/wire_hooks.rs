@@ -6,8 +6,8 @@
 
 mod policy_support;
 
-use serde_json::{Value, json};
 use policy_support::{Framing, Host, Reply, echo_spec};
+use serde_json::{Value, json};
 
 /// What a scripted client answers: the first rule whose key is the request's method, or its
 /// method and subscription (`"hooks/guard hook:2"`), wins. Without a rule, hooks allow,

@@ -6,8 +6,8 @@
 
 mod policy_support;
 
-use serde_json::{Value, json};
 use policy_support::{Framing, Host, Reply, echo_spec};
+use serde_json::{Value, json};
 
 fn ok(text: &str) -> Value {
     json!({ "isError": false, "value": text, "content": [{ "type": "text", "text": text }] })

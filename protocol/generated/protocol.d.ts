@@ -223,7 +223,8 @@ command: string,
  */
 args: Array<string>, 
 /**
- * Its environment (nothing else is inherited but PATH).
+ * Its environment, over the few variables the official MCP SDKs pass on (`HOME`,
+ * `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER`); nothing else of the host's is inherited.
  */
 env: { [key in string]: string }, 
 /**
@@ -1012,3 +1013,27 @@ meta?: JsonValue,
  * The viewing agent.
  */
 agent?: string, };
+
+export type McpServerState = "disabled" | "starting" | "running" | "restarting" | "failed" | "stopped";
+
+export type McpServerStatus = { 
+/**
+ * The server's name (its key in `mcpServers`).
+ */
+server: string, 
+/**
+ * Lifecycle state.
+ */
+state: McpServerState, 
+/**
+ * The registered (callable) names of its tools, lexicographic.
+ */
+tools: Array<string>, 
+/**
+ * Per-tool problems of the last listing (degraded schemas, skipped tools).
+ */
+warnings: Array<string>, 
+/**
+ * Why it last failed (spawn, handshake, listing or exit), if it ever did.
+ */
+lastError?: string, };

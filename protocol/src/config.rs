@@ -210,7 +210,8 @@ pub struct McpServerConfig {
     /// Its arguments.
     #[serde(default)]
     pub args: Vec<String>,
-    /// Its environment (nothing else is inherited but PATH).
+    /// Its environment, over the few variables the official MCP SDKs pass on (`HOME`,
+    /// `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER`); nothing else of the host's is inherited.
     #[serde(default)]
     pub env: Map<String>,
     /// Working directory.

@@ -91,7 +91,9 @@ macro_rules! wire_types {
             PostToolDecision,
             BlockFeedback,
             PresentCallParams,
-            PresentResultParams
+            PresentResultParams,
+            McpServerState,
+            McpServerStatus
         )
     };
 }

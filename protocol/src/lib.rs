@@ -12,6 +12,7 @@ pub mod execution;
 pub mod generate;
 
 pub mod lifecycle;
+pub mod mcp;
 pub mod registry;
 
 pub use client::*;
@@ -19,6 +20,7 @@ pub use config::*;
 pub use content::*;
 pub use execution::*;
 pub use lifecycle::*;
+pub use mcp::*;
 pub use registry::*;
 
 /// JSON value as it travels: key order kept, numbers in canonical text.

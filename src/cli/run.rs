@@ -6,23 +6,30 @@ use dsh_tools::ToolExecutionInput;
 use dsh_tools::code_mode::{CodeEvents, CodeMode, DispatchEnd, DispatchStart};
 use dsh_tools::runtime::LogStream;
 use dsh_tools::tool::ContentBlock;
-use dsh_tools_protocol::HostConfig;
+use dsh_tools_protocol::{HostConfig, PresentationMode};
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-/// Runs the program in `path`; returns the process exit code (0 success, 1 failure).
-pub async fn run_program(path: &Path, config: &HostConfig) -> anyhow::Result<i32> {
+/// Runs the program in `path`; returns the process exit code (0 success, 1 failure, 143
+/// when a termination signal aborted it). Ingested MCP servers are reaped before returning.
+pub async fn run_program(
+    path: &Path,
+    config: &HostConfig,
+    stop: tokio_util::sync::CancellationToken,
+) -> anyhow::Result<i32> {
     let code = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the program {}", path.display()))?;
-    let (runtime, code_mode) = super::local_runtime(config)?;
+    let local = super::local_runtime(config, PresentationMode::Code).await?;
+    let (runtime, code_mode) = (local.runtime.clone(), local.code.clone());
     code_mode.set_events(Arc::new(Printer));
     let description = format!("run {}", path.display());
     let arguments = serde_json::json!({ "code": code, "description": description });
     let started = std::time::Instant::now();
-    let result = runtime
-        .execute(ToolExecutionInput::new("cli", "run_code", arguments))
-        .await;
+    let call = ToolExecutionInput::new("cli", "run_code", arguments)
+        .with_signal(dsh_tools::tool::Signal::new(stop.clone()));
+    let result = runtime.execute(call).await;
+    local.mcp.shutdown().await;
     let elapsed = started.elapsed();
     let mut out = std::io::stdout().lock();
     writeln!(
@@ -41,7 +48,11 @@ pub async fn run_program(path: &Path, config: &HostConfig) -> anyhow::Result<i32
         }
     }
     drop(code_mode);
-    Ok(if result.is_error() { 1 } else { 0 })
+    Ok(match (stop.is_cancelled(), result.is_error()) {
+        (true, _) => 143,
+        (false, true) => 1,
+        (false, false) => 0,
+    })
 }
 
 fn ms(duration: std::time::Duration) -> f64 {
@@ -69,8 +80,10 @@ impl CodeEvents for Printer {
     fn log(&self, _: &str, _: LogStream, _: &str) {}
 }
 
-/// The SDK text for the configured tools.
-pub fn sdk_text(config: &HostConfig) -> anyhow::Result<String> {
-    let (runtime, _code) = super::local_runtime(config)?;
-    Ok(CodeMode::sdk(&runtime, None))
+/// The SDK text for the configured tools (ingested MCP servers included).
+pub async fn sdk_text(config: &HostConfig) -> anyhow::Result<String> {
+    let local = super::local_runtime(config, PresentationMode::Code).await?;
+    let sdk = CodeMode::sdk(&local.runtime, None);
+    local.mcp.shutdown().await;
+    Ok(sdk)
 }

@@ -66,6 +66,7 @@ pub fn table(session: Arc<Session>) -> RpcModule<Session> {
     method!("tools/presentResult", present_result);
     method!("hooks/subscribe", subscribe);
     method!("hooks/unsubscribe", unsubscribe);
+    method!("mcp/status", mcp_status);
     module
 }
 
@@ -138,6 +139,9 @@ async fn initialize(
             }
         });
     }
+    session
+        .mcp
+        .start(session.runtime.registry(), &config.mcp_servers);
     *session.capabilities.lock() = params.capabilities;
     *session.config.lock() = config.clone();
     *session.lifecycle.lock() = Lifecycle::Initialized;
@@ -490,4 +494,12 @@ async fn present_result(
         &result,
         scope.as_ref(),
     ))
+}
+
+async fn mcp_status(
+    _: RpcResult<serde_json::Value>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<Vec<wire::McpServerStatus>> {
+    Ok(session.mcp.status())
 }

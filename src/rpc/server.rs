@@ -87,6 +87,7 @@ where
         session.cancel_all();
     }
     while tasks.join_next().await.is_some() {}
+    session.mcp.shutdown().await;
     drop(connection);
     drop(session);
     drop(outbox);

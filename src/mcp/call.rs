@@ -1,0 +1,201 @@
+//! The body of an MCP tool: one `tools/call` over the server's live connection, with
+//! cancellation forwarded as `notifications/cancelled` and the result normalized.
+
+use super::link::Link;
+use crate::tool::{BodyOutput, ContentBlock, HarnessCode, ToolBody, ToolError, ToolRunContext};
+use futures::future::BoxFuture;
+use rmcp::ServiceError;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Where a call's canonical value comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputShape {
+    /// The tool declares `outputSchema`: the value is its `structuredContent`.
+    Structured,
+    /// Content only: the value is the text of its text blocks, joined by newlines.
+    Text,
+}
+
+/// Calls one tool of one server.
+pub struct McpToolBody {
+    /// The server.
+    pub link: Arc<Link>,
+    /// The tool's own name on that server.
+    pub tool: Arc<str>,
+    /// How the value is derived.
+    pub shape: OutputShape,
+}
+
+impl ToolBody for McpToolBody {
+    fn call(&self, ctx: ToolRunContext) -> BoxFuture<'static, Result<BodyOutput, ToolError>> {
+        let (link, tool, shape) = (self.link.clone(), self.tool.clone(), self.shape);
+        Box::pin(async move { call(&link, &tool, shape, &ctx).await })
+    }
+}
+
+async fn call(
+    link: &Link,
+    tool: &str,
+    shape: OutputShape,
+    ctx: &ToolRunContext,
+) -> Result<BodyOutput, ToolError> {
+    let server = &link.name;
+    let peer = link
+        .peer()
+        .ok_or_else(|| ToolError::new(link.unavailable()))?;
+    let arguments = match ctx.arguments() {
+        Value::Object(arguments) => Some(arguments.clone()),
+        Value::Null => None,
+        _ => {
+            return Err(ToolError::new(format!(
+                "MCP tool \"{tool}\" takes a JSON object of arguments"
+            )));
+        }
+    };
+    let mut params = CallToolRequestParams::new(tool.to_string());
+    params.arguments = arguments;
+    // Dropping the request future (on abort or deadline) makes rmcp send
+    // `notifications/cancelled` for it.
+    let outcome = tokio::select! {
+        biased;
+        () = ctx.signal.aborted() => {
+            return Err(ToolError::harness(HarnessCode::Aborted, "tool call aborted"));
+        }
+        outcome = peer.call_tool(params) => outcome,
+    };
+    match outcome {
+        Ok(result) => normalize(server, tool, shape, result),
+        Err(ServiceError::McpError(error)) => Err(ToolError::new(format!(
+            "MCP server \"{server}\" rejected the call to \"{tool}\" (error {}): {}",
+            error.code.0, error.message
+        ))),
+        Err(ServiceError::TransportClosed | ServiceError::TransportSend(_)) => Err(ToolError::new(
+            format!("MCP server \"{server}\" closed the connection during the call to \"{tool}\""),
+        )),
+        Err(ServiceError::UnexpectedResponse) => Err(ToolError::new(format!(
+            "MCP server \"{server}\" answered the call to \"{tool}\" with something other than a tool result"
+        ))),
+        Err(other) => Err(ToolError::new(format!(
+            "MCP server \"{server}\" failed the call to \"{tool}\": {other}"
+        ))),
+    }
+}
+
+/// A `tools/call` result as a body output: `isError` becomes a failure the model reads,
+/// the MCP content blocks become the model-facing content.
+fn normalize(
+    server: &str,
+    tool: &str,
+    shape: OutputShape,
+    result: CallToolResult,
+) -> Result<BodyOutput, ToolError> {
+    let text: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|t| t.text.as_str()))
+        .collect();
+    let text = text.join("\n");
+    if result.is_error == Some(true) {
+        if text.is_empty() {
+            return Err(ToolError::new(format!(
+                "MCP tool \"{tool}\" of server \"{server}\" reported an error without a message"
+            )));
+        }
+        return Err(ToolError::new(text));
+    }
+    let content: Vec<ContentBlock> = result
+        .content
+        .iter()
+        .filter_map(|block| serde_json::to_value(block).ok())
+        .filter_map(|block| serde_json::from_value(block).ok())
+        .collect();
+    let value = match (shape, result.structured_content) {
+        (OutputShape::Structured, Some(value)) => value,
+        (OutputShape::Structured, None) => {
+            return Err(ToolError::new(format!(
+                "MCP tool \"{tool}\" of server \"{server}\" declares an outputSchema but returned no structuredContent"
+            )));
+        }
+        (OutputShape::Text, _) => Value::String(text),
+    };
+    Ok(BodyOutput {
+        value,
+        content: (!content.is_empty()).then_some(content),
+        meta: None,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn result(raw: Value) -> CallToolResult {
+        serde_json::from_value(raw).unwrap()
+    }
+
+    fn check(shape: OutputShape, raw: Value, expected: Result<BodyOutput, ToolError>) {
+        assert_eq!(
+            normalize("s", "t", shape, result(raw.clone())),
+            expected,
+            "{raw}"
+        );
+    }
+
+    #[test]
+    fn results_normalize_by_shape() {
+        let image = json!({ "type": "image", "data": "AAAA", "mimeType": "image/png" });
+        let blocks = |raw: Value| -> Option<Vec<ContentBlock>> { serde_json::from_value(raw).ok() };
+        check(
+            OutputShape::Text,
+            json!({ "content": [{ "type": "text", "text": "a" }, image, { "type": "text", "text": "b" }] }),
+            Ok(BodyOutput {
+                value: json!("a\nb"),
+                content: blocks(
+                    json!([{ "type": "text", "text": "a" }, image, { "type": "text", "text": "b" }]),
+                ),
+                meta: None,
+            }),
+        );
+        check(
+            OutputShape::Structured,
+            json!({ "content": [{ "type": "text", "text": "{}" }], "structuredContent": { "n": 1.50 } }),
+            Ok(BodyOutput {
+                value: json!({ "n": 1.50 }),
+                content: blocks(json!([{ "type": "text", "text": "{}" }])),
+                meta: None,
+            }),
+        );
+        check(
+            OutputShape::Text,
+            json!({ "content": [] }),
+            Ok(BodyOutput {
+                value: json!(""),
+                content: None,
+                meta: None,
+            }),
+        );
+        check(
+            OutputShape::Structured,
+            json!({ "content": [{ "type": "text", "text": "x" }] }),
+            Err(ToolError::new(
+                "MCP tool \"t\" of server \"s\" declares an outputSchema but returned no structuredContent",
+            )),
+        );
+        check(
+            OutputShape::Structured,
+            json!({ "content": [{ "type": "text", "text": "bad zone" }], "isError": true }),
+            Err(ToolError::new("bad zone")),
+        );
+        check(
+            OutputShape::Text,
+            json!({ "content": [], "isError": true }),
+            Err(ToolError::new(
+                "MCP tool \"t\" of server \"s\" reported an error without a message",
+            )),
+        );
+    }
+}

@@ -1,0 +1,27 @@
+//! The host's side of one MCP client session: what it tells the server about itself and
+//! what it does with the server's notifications.
+
+use rmcp::ClientHandler;
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{NotificationContext, RoleClient};
+use std::sync::Arc;
+use tokio::sync::Notify;
+
+/// Forwards `notifications/tools/list_changed` to the supervisor.
+pub struct ClientEvents {
+    /// Woken on every `notifications/tools/list_changed`.
+    pub list_changed: Arc<Notify>,
+}
+
+impl ClientHandler for ClientEvents {
+    async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
+        self.list_changed.notify_one();
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("dsh-tools", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}

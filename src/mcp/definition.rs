@@ -1,0 +1,197 @@
+//! One listed MCP tool as a [`ToolDefinition`]: its raw input schema (the server validates
+//! arguments), an output declaration derived from `outputSchema`, policy hints from its
+//! annotations, and per-tool warnings instead of failures.
+
+use super::call::{McpToolBody, OutputShape};
+use super::link::Link;
+use super::names::registered_name;
+use crate::schema::check_supported;
+use crate::tool::{Concurrency, ToolDefinition};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// What one listed tool became.
+pub struct Ingested {
+    /// The definition to register.
+    pub definition: ToolDefinition,
+    /// What was degraded, each naming the tool.
+    pub warnings: Vec<String>,
+}
+
+/// Builds the definition of `raw` (one element of `tools/list`'s `tools`), whose `name` the
+/// caller already read. Never fails because of a schema: unusable parts degrade with a warning.
+pub fn ingest(
+    link: &Arc<Link>,
+    tool: &str,
+    raw: &Value,
+    timeout_ms: Option<u64>,
+) -> Result<Ingested, String> {
+    let mut warnings = Vec::new();
+    let mut warn = |text: String| warnings.push(format!("tool \"{tool}\": {text}"));
+    let description = ["description", "title"]
+        .iter()
+        .find_map(|key| raw.get(*key).and_then(Value::as_str))
+        .unwrap_or_default();
+    let input = match raw.get("inputSchema") {
+        Some(schema @ Value::Object(_)) => {
+            if let Err(outside) = check_supported(schema, "inputSchema") {
+                warn(format!(
+                    "inputSchema goes beyond the SDK's schema subset ({outside}); those parts are typed `unknown` and the server validates arguments"
+                ));
+            }
+            schema.clone()
+        }
+        Some(_) => {
+            warn("inputSchema is not an object; its arguments are untyped".into());
+            json!({ "type": "object" })
+        }
+        None => {
+            warn("has no inputSchema; its arguments are untyped".into());
+            json!({ "type": "object" })
+        }
+    };
+    let (output, shape) = match raw.get("outputSchema") {
+        None | Some(Value::Null) => (json!({ "type": "string" }), OutputShape::Text),
+        Some(schema @ Value::Object(_)) => match check_supported(schema, "outputSchema") {
+            Ok(()) => (schema.clone(), OutputShape::Structured),
+            Err(outside) => {
+                warn(format!(
+                    "outputSchema goes beyond the enforced subset ({outside}); its structured output is accepted as any JSON (`JsonValue` in the SDK)"
+                ));
+                (json!({}), OutputShape::Structured)
+            }
+        },
+        Some(_) => {
+            warn(
+                "outputSchema is not an object; its structured output is accepted as any JSON"
+                    .into(),
+            );
+            (json!({}), OutputShape::Structured)
+        }
+    };
+    let hint = |name: &str| {
+        raw.get("annotations")
+            .and_then(|a| a.get(name))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    };
+    let concurrency = if hint("readOnlyHint") {
+        Concurrency::Parallel
+    } else {
+        Concurrency::Exclusive
+    };
+    let body = McpToolBody {
+        link: link.clone(),
+        tool: Arc::from(tool),
+        shape,
+    };
+    let mut builder = ToolDefinition::builder(registered_name(&link.name, tool))
+        .description(description)
+        .input_schema(input)
+        .output_json_schema(output)
+        .concurrency(concurrency)
+        .idempotent(hint("idempotentHint"));
+    if let Some(ms) = timeout_ms {
+        builder = builder.timeout_ms(json!(ms));
+    }
+    let definition = builder.body(body).map_err(|e| e.to_string())?;
+    Ok(Ingested {
+        definition,
+        warnings,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::tool::InputSchema;
+    use dsh_tools_protocol::McpServerState;
+
+    /// Ingests `raw` as tool "t" of server "s" and returns (input, output, warnings).
+    fn check(raw: Value, input: Value, output: Value, warnings: &[&str]) {
+        let link = Link::new(
+            "s",
+            McpServerState::Running,
+            Arc::new(tokio::sync::watch::Sender::new(0)),
+        );
+        let ingested = ingest(&link, "t", &raw, Some(5000)).unwrap();
+        let definition = &ingested.definition;
+        assert_eq!(&*definition.name, "mcp__s__t");
+        assert!(matches!(definition.input, InputSchema::Raw(_)));
+        assert_eq!(definition.input.json_schema(), &input, "{raw}");
+        assert_eq!(definition.output.json_schema, output, "{raw}");
+        assert_eq!(definition.timeout_ms, Some(5000));
+        assert_eq!(ingested.warnings, warnings, "{raw}");
+    }
+
+    #[test]
+    fn schemas_from_the_wild_degrade_per_tool() {
+        let object = json!({ "type": "object", "properties": { "q": { "type": "string" } } });
+        let referencing = json!({
+            "type": "object",
+            "properties": { "node": { "$ref": "#/$defs/Node" } },
+            "$defs": { "Node": { "type": "object", "properties": { "next": { "$ref": "#/$defs/Node" } } } }
+        });
+        let any_of = json!({ "anyOf": [{ "type": "string" }, { "type": "number" }] });
+        check(
+            json!({ "name": "t", "inputSchema": object }),
+            object.clone(),
+            json!({ "type": "string" }),
+            &[],
+        );
+        check(
+            json!({ "name": "t", "inputSchema": referencing, "outputSchema": object }),
+            referencing.clone(),
+            object.clone(),
+            &[
+                "tool \"t\": inputSchema goes beyond the SDK's schema subset (inputSchema: unsupported keyword \"$defs\"); those parts are typed `unknown` and the server validates arguments",
+            ],
+        );
+        check(
+            json!({ "name": "t", "inputSchema": {}, "outputSchema": any_of }),
+            json!({}),
+            json!({}),
+            &[
+                "tool \"t\": outputSchema goes beyond the enforced subset (outputSchema: unsupported keyword \"anyOf\"); its structured output is accepted as any JSON (`JsonValue` in the SDK)",
+            ],
+        );
+        check(
+            json!({ "name": "t" }),
+            json!({ "type": "object" }),
+            json!({ "type": "string" }),
+            &["tool \"t\": has no inputSchema; its arguments are untyped"],
+        );
+        check(
+            json!({ "name": "t", "inputSchema": true, "outputSchema": "x" }),
+            json!({ "type": "object" }),
+            json!({}),
+            &[
+                "tool \"t\": inputSchema is not an object; its arguments are untyped",
+                "tool \"t\": outputSchema is not an object; its structured output is accepted as any JSON",
+            ],
+        );
+    }
+
+    #[test]
+    fn annotations_become_policy_hints() {
+        let link = Link::new(
+            "s",
+            McpServerState::Running,
+            Arc::new(tokio::sync::watch::Sender::new(0)),
+        );
+        let raw = json!({ "name": "t", "description": "Reads.", "inputSchema": { "type": "object" },
+            "annotations": { "readOnlyHint": true, "idempotentHint": true } });
+        let definition = ingest(&link, "t", &raw, None).unwrap().definition;
+        assert!(matches!(definition.concurrency, Concurrency::Parallel));
+        assert!(definition.idempotent);
+        assert_eq!(definition.description, "Reads.");
+        assert_eq!(definition.timeout_ms, None);
+        let raw =
+            json!({ "name": "t", "title": "Title only", "inputSchema": { "type": "object" } });
+        let definition = ingest(&link, "t", &raw, None).unwrap().definition;
+        assert!(matches!(definition.concurrency, Concurrency::Exclusive));
+        assert!(!definition.idempotent);
+        assert_eq!(definition.description, "Title only");
+    }
+}

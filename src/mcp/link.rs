@@ -1,0 +1,149 @@
+//! One configured server as its tools and the status method see it: the live client
+//! connection (absent while the server is down) and its status.
+
+use dsh_tools_protocol::{McpServerState, McpServerStatus};
+use parking_lot::{Mutex, RwLock};
+use rmcp::RoleClient;
+use rmcp::service::Peer;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// Shared between the server's supervisor (which writes) and its tool bodies (which read).
+pub struct Link {
+    /// The server's name (its `mcpServers` key).
+    pub name: Arc<str>,
+    peer: RwLock<Option<Peer<RoleClient>>>,
+    status: Mutex<McpServerStatus>,
+    last_stderr: Mutex<Option<String>>,
+    /// Bumped after every status change (shared by all servers of a host).
+    changed: Arc<watch::Sender<u64>>,
+}
+
+impl Link {
+    /// A server that has not started yet (or never will, when disabled); `changed` is
+    /// bumped after every status change.
+    pub fn new(name: &str, state: McpServerState, changed: Arc<watch::Sender<u64>>) -> Arc<Self> {
+        Arc::new(Link {
+            name: Arc::from(name),
+            peer: RwLock::new(None),
+            status: Mutex::new(McpServerStatus {
+                server: name.to_string(),
+                state,
+                tools: Vec::new(),
+                warnings: Vec::new(),
+                last_error: None,
+            }),
+            last_stderr: Mutex::new(None),
+            changed,
+        })
+    }
+
+    /// The live connection, if the server is running.
+    pub fn peer(&self) -> Option<Peer<RoleClient>> {
+        self.peer.read().clone()
+    }
+
+    /// Installs or clears the live connection.
+    pub fn set_peer(&self, peer: Option<Peer<RoleClient>>) {
+        *self.peer.write() = peer;
+    }
+
+    /// A snapshot of the status.
+    pub fn status(&self) -> McpServerStatus {
+        self.status.lock().clone()
+    }
+
+    /// Applies `change` to the status and wakes waiters.
+    pub fn update(&self, change: impl FnOnce(&mut McpServerStatus)) {
+        change(&mut self.status.lock());
+        self.changed.send_modify(|generation| *generation += 1);
+    }
+
+    /// Keeps the server's latest non-blank stderr line (it often says why it exited).
+    pub fn remember_stderr(&self, line: String) {
+        *self.last_stderr.lock() = Some(line);
+    }
+
+    /// Drops the remembered stderr line.
+    pub fn forget_stderr(&self) {
+        *self.last_stderr.lock() = None;
+    }
+
+    /// `what`, followed by the latest stderr line when there is one.
+    pub fn with_stderr(&self, what: String) -> String {
+        match self.last_stderr.lock().take() {
+            Some(line) => format!("{what} (stderr: {line})"),
+            None => what,
+        }
+    }
+
+    /// Why a call cannot reach the server now; the message names the server.
+    pub fn unavailable(&self) -> String {
+        let status = self.status.lock();
+        let name = &self.name;
+        let cause = status
+            .last_error
+            .as_deref()
+            .map(|e| format!(": {e}"))
+            .unwrap_or_default();
+        match status.state {
+            McpServerState::Starting => format!("MCP server \"{name}\" is still starting"),
+            McpServerState::Running | McpServerState::Restarting => {
+                format!("MCP server \"{name}\" is not running and is being restarted{cause}")
+            }
+            McpServerState::Failed => {
+                format!("MCP server \"{name}\" failed and was not restarted again{cause}")
+            }
+            McpServerState::Disabled => format!("MCP server \"{name}\" is disabled"),
+            McpServerState::Stopped => format!("MCP server \"{name}\" was stopped"),
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unavailability_names_the_server_and_the_cause() {
+        let cases = [
+            (
+                McpServerState::Starting,
+                None,
+                "MCP server \"t\" is still starting",
+            ),
+            (
+                McpServerState::Restarting,
+                Some("exited with exit status: 1"),
+                "MCP server \"t\" is not running and is being restarted: exited with exit status: 1",
+            ),
+            (
+                McpServerState::Failed,
+                Some("could not start `nope`"),
+                "MCP server \"t\" failed and was not restarted again: could not start `nope`",
+            ),
+            (
+                McpServerState::Stopped,
+                None,
+                "MCP server \"t\" was stopped",
+            ),
+        ];
+        for (state, error, expected) in cases {
+            let link = Link::new("t", state, Arc::new(watch::Sender::new(0)));
+            link.update(|s| s.last_error = error.map(str::to_string));
+            assert_eq!(link.unavailable(), expected);
+        }
+    }
+
+    #[test]
+    fn every_update_wakes_subscribers() {
+        let changed = Arc::new(watch::Sender::new(0));
+        let link = Link::new("t", McpServerState::Starting, changed.clone());
+        let mut changes = changed.subscribe();
+        link.update(|s| s.state = McpServerState::Running);
+        assert!(changes.has_changed().unwrap());
+        changes.mark_unchanged();
+        assert_eq!(link.status().state, McpServerState::Running);
+    }
+}

@@ -1,0 +1,184 @@
+//! MCP both ways. Ingestion: every configured stdio MCP server is spawned, handshaken
+//! (rmcp client) and listed, and each of its tools registers as `mcp__<server>__<tool>`
+//! like any other tool, so the whole pipeline applies to it. Serving: [`serve`] exposes the
+//! registry to MCP clients (rmcp server).
+//!
+//! Decisions:
+//! - **Names** are `mcp__<server>__<tool>` byte for byte (no sanitizing): the registry, the
+//!   wire, the SDK (a quoted key such as `"mcp__fs__read.file"`) and dispatch all use that
+//!   exact string, whatever characters the server chose.
+//! - **Input schemas** are registered raw: the server validates arguments. Parts outside
+//!   the SDK's schema subset are typed `unknown` by the codegen, with a warning.
+//! - **Output**: a tool with an `outputSchema` has its `structuredContent` as canonical
+//!   value, validated when the schema is inside the enforced subset, else declared as any
+//!   JSON (`{}`) with a warning. A content-only tool's canonical value is a **string**: the
+//!   text of its text blocks joined by newlines (what a Code Mode program can use); the
+//!   model-facing content is always the MCP content blocks themselves (images included).
+//! - **Failures**: `isError` results are tool failures whose message is the result's text;
+//!   JSON-RPC errors, transport loss and unreadable answers are failures naming the server.
+//!   Aborting a call (caller, deadline) sends `notifications/cancelled`.
+//! - **Deadlines**: a server's `timeoutMs` becomes each of its tools' `timeoutMs` (made real
+//!   by `pipeline.timeout`, which aborts the call); its startup (handshake and listing) gets
+//!   `timeoutMs` but at least 10 s, or 30 s when unset.
+//! - **Serving** lists input schemas as object schemas (`"type": "object"` added where
+//!   missing: MCP clients reject the whole listing otherwise) and an `outputSchema`, with
+//!   `structuredContent` in results, only for tools whose output is an object schema.
+//! - **Annotations** are hints the user trusted by configuring the server: `readOnlyHint`
+//!   lets calls overlap, `idempotentHint` lets the retry policy repeat them.
+//! - **Lifecycle**: one supervisor task per server. A server that fails to start, crashes
+//!   or hangs never takes the host down: its tools stay registered and fail naming the
+//!   server until a restart (backoff from 200 ms, doubling, at most 5 consecutive failed
+//!   attempts) brings it back. Children run in their own process group with the
+//!   environment the official MCP SDKs pass on (`HOME`, `PATH`, ...) plus the configured
+//!   `env`; [`McpHost::shutdown`] closes their stdin, then SIGTERMs and SIGKILLs their
+//!   group, and reaps them.
+
+mod call;
+mod catalog;
+mod client;
+mod definition;
+mod link;
+mod names;
+mod process;
+pub mod serve;
+mod supervisor;
+
+pub use names::registered_name;
+
+use crate::registry::Registry;
+use dsh_tools_protocol::{McpServerConfig, McpServerState, McpServerStatus};
+use link::Link;
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use supervisor::Supervisor;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// One configured server as the host tracks it.
+struct Server {
+    link: Arc<Link>,
+    task: Option<JoinHandle<()>>,
+    settled: watch::Receiver<bool>,
+}
+
+/// The ingested MCP servers of one host: start, observe, shut down.
+pub struct McpHost {
+    servers: Mutex<Vec<Server>>,
+    stop: CancellationToken,
+    changed: Arc<watch::Sender<u64>>,
+}
+
+impl Default for McpHost {
+    fn default() -> Self {
+        McpHost {
+            servers: Mutex::new(Vec::new()),
+            stop: CancellationToken::new(),
+            changed: Arc::new(watch::Sender::new(0)),
+        }
+    }
+}
+
+impl McpHost {
+    /// A host with no servers yet.
+    pub fn new() -> Self {
+        McpHost::default()
+    }
+
+    /// Starts one supervisor per enabled server (in the current tokio runtime); their tools
+    /// register into `registry` as they are listed. A second call is ignored: the servers
+    /// of a host are fixed once started.
+    pub fn start(&self, registry: &Arc<Registry>, configs: &BTreeMap<String, McpServerConfig>) {
+        let mut servers = self.servers.lock();
+        if !servers.is_empty() {
+            tracing::warn!(target: "mcp", "MCP servers were already started; ignoring a second start");
+            return;
+        }
+        for (name, config) in configs {
+            let state = if config.enabled {
+                McpServerState::Starting
+            } else {
+                McpServerState::Disabled
+            };
+            let link = Link::new(name, state, self.changed.clone());
+            let (settled_tx, settled) = watch::channel(!config.enabled);
+            let task = config.enabled.then(|| {
+                let supervisor = Supervisor {
+                    link: link.clone(),
+                    config: config.clone(),
+                    registry: registry.clone(),
+                    stop: self.stop.clone(),
+                    settled: settled_tx,
+                };
+                tokio::spawn(supervisor.run())
+            });
+            servers.push(Server {
+                link,
+                task,
+                settled,
+            });
+        }
+    }
+
+    /// Resolves once every server's first attempt settled (running, or failed and backing
+    /// off), so callers that need the full tool set can wait for it.
+    pub async fn ready(&self) {
+        let waiting: Vec<watch::Receiver<bool>> = self
+            .servers
+            .lock()
+            .iter()
+            .map(|s| s.settled.clone())
+            .collect();
+        for mut settled in waiting {
+            let _ = settled.wait_for(|done| *done).await;
+        }
+    }
+
+    /// `mcp/status`: one entry per configured server, by name.
+    pub fn status(&self) -> Vec<McpServerStatus> {
+        self.servers
+            .lock()
+            .iter()
+            .map(|s| s.link.status())
+            .collect()
+    }
+
+    /// Resolves once `condition` holds for the status (checked after every change).
+    pub async fn wait_for(&self, condition: impl Fn(&[McpServerStatus]) -> bool) {
+        let mut changes = self.changed.subscribe();
+        loop {
+            changes.mark_unchanged();
+            if condition(&self.status()) {
+                return;
+            }
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Stops every supervisor; returns once every child was terminated and reaped.
+    pub async fn shutdown(&self) {
+        self.stop.cancel();
+        let tasks: Vec<JoinHandle<()>> = self
+            .servers
+            .lock()
+            .iter_mut()
+            .filter_map(|s| s.task.take())
+            .collect();
+        for task in tasks {
+            if let Err(e) = task.await {
+                tracing::warn!(target: "mcp", "an MCP supervisor ended abnormally: {e}");
+            }
+        }
+    }
+}
+
+impl Drop for McpHost {
+    /// A host dropped without [`McpHost::shutdown`] still stops its supervisors (which
+    /// terminate their children if the runtime keeps running; `kill_on_drop` otherwise).
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}

@@ -1,0 +1,149 @@
+//! The child process of one MCP server: spawned in its own process group with a clean
+//! environment, its stderr forwarded to the log, and terminated as a group and reaped.
+
+use super::link::Link;
+use dsh_tools_protocol::McpServerConfig;
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// How long a server may take to exit on its own once its stdin is closed.
+const EXIT_ON_EOF: Duration = Duration::from_millis(500);
+/// How long a server may take to exit after SIGTERM before it is killed.
+const EXIT_ON_SIGTERM: Duration = Duration::from_millis(1000);
+
+/// A running server process and the group it leads.
+pub struct ServerProcess {
+    child: Child,
+    group: Option<i32>,
+}
+
+/// The process plus the pipes the MCP transport takes over.
+pub struct Spawned {
+    /// The process.
+    pub process: ServerProcess,
+    /// Its stdout (server → host messages).
+    pub stdout: ChildStdout,
+    /// Its stdin (host → server messages).
+    pub stdin: ChildStdin,
+}
+
+/// What the official MCP SDKs (TypeScript and Python) pass on of the host's environment by
+/// default; `npx` and `uvx` need `HOME`, so `PATH` alone is not enough.
+const INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+
+/// Starts `config.command` in a new process group. The environment is [`INHERITED_ENV`]
+/// plus the configured `env`; stderr lines go to the log and the last one is kept for
+/// `lastError`.
+pub fn spawn(link: &Arc<Link>, config: &McpServerConfig) -> Result<Spawned, String> {
+    let mut command = Command::new(&config.command);
+    command
+        .args(&config.args)
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    for name in INHERITED_ENV {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
+    }
+    command.envs(&config.env);
+    if let Some(cwd) = &config.cwd {
+        command.current_dir(cwd);
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("could not start `{}`: {e}", config.command))?;
+    let group = child.id().and_then(|id| i32::try_from(id).ok());
+    let (Some(stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err(format!("`{}` started without piped stdio", config.command));
+    };
+    let name = link.name.clone();
+    let link = Arc::downgrade(link);
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            tracing::info!(target: "mcp", "[{name}] {line}");
+            let Some(link) = link.upgrade() else { break };
+            if !line.trim().is_empty() {
+                link.remember_stderr(line);
+            }
+        }
+    });
+    Ok(Spawned {
+        process: ServerProcess { child, group },
+        stdout,
+        stdin,
+    })
+}
+
+impl ServerProcess {
+    /// Resolves when the process exits (reaping it), with a description of how.
+    pub async fn exited(&mut self) -> String {
+        match self.child.wait().await {
+            Ok(status) => {
+                self.kill_group();
+                describe(status)
+            }
+            Err(e) => format!("could not be waited for: {e}"),
+        }
+    }
+
+    /// How the process ended, if it does within `grace` (a failed handshake is usually
+    /// a server that exited; its status says more than the closed pipe).
+    pub async fn exit_within(&mut self, grace: Duration) -> Option<String> {
+        tokio::time::timeout(grace, self.exited()).await.ok()
+    }
+
+    /// Ends the process: a grace period for it to exit on its own (its stdin is already
+    /// closed), then SIGTERM to its group, then SIGKILL; always reaped, stragglers of its
+    /// group killed.
+    pub async fn terminate(mut self) {
+        if let Ok(Ok(_)) = tokio::time::timeout(EXIT_ON_EOF, self.child.wait()).await {
+            self.kill_group();
+            return;
+        }
+        self.signal_group(libc::SIGTERM);
+        if let Ok(Ok(_)) = tokio::time::timeout(EXIT_ON_SIGTERM, self.child.wait()).await {
+            self.kill_group();
+            return;
+        }
+        self.signal_group(libc::SIGKILL);
+        if let Err(e) = self.child.kill().await {
+            tracing::warn!(target: "mcp", "could not kill an MCP server process: {e}");
+        }
+        self.group = None;
+    }
+
+    /// SIGKILLs whatever is left of the group once its leader is gone, then forgets the group.
+    fn kill_group(&mut self) {
+        self.signal_group(libc::SIGKILL);
+        self.group = None;
+    }
+
+    fn signal_group(&self, signal: i32) {
+        if let Some(group) = self.group {
+            // SAFETY: killpg only sends a signal; the group is the one this process leads
+            // (set by `process_group(0)` at spawn) and is forgotten once it has been killed.
+            unsafe {
+                libc::killpg(group, signal);
+            }
+        }
+    }
+}
+
+/// `exited with exit status: 1` / `was killed by signal 9`.
+fn describe(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match status.signal() {
+        Some(signal) => format!("was killed by signal {signal}"),
+        None => format!("exited with {status}"),
+    }
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Drives an MCP server with the official Python MCP client (PyPI `mcp`), which this project
+did not write: initialize, tools/list, then each requested tools/call. Prints one JSON
+object: the server's name, every listed tool, and every call's result (or protocol error).
+
+Usage: client_check.py '{"command": ..., "args": [...], "calls": [{"name": ..., "arguments": {...}}]}'
+"""
+
+import asyncio
+import json
+import sys
+
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+
+
+async def main(spec):
+    server = StdioServerParameters(command=spec["command"], args=spec["args"])
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            listed = await session.list_tools()
+            report = {
+                "server": init.server_info.name,
+                "listChanged": bool(init.capabilities.tools and init.capabilities.tools.list_changed),
+                "tools": [
+                    {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "inputSchema": tool.input_schema,
+                        "outputSchema": tool.output_schema,
+                    }
+                    for tool in listed.tools
+                ],
+                "calls": [],
+            }
+            for call in spec["calls"]:
+                try:
+                    result = await session.call_tool(call["name"], call.get("arguments", {}))
+                except MCPError as error:
+                    report["calls"].append({"error": {"code": error.code, "message": error.message}})
+                    continue
+                report["calls"].append({
+                    "isError": bool(result.is_error),
+                    "content": [block.model_dump(mode="json", exclude_none=True) for block in result.content],
+                    "structuredContent": result.structured_content,
+                })
+    print(json.dumps(report))
+
+
+asyncio.run(main(json.loads(sys.argv[1])))
