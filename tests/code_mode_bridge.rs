@@ -127,7 +127,7 @@ fn sub_calls_carry_their_dispatch_id_and_the_outer_token_in_both_framings() {
 /// Runs `calls` concurrency-safe sub-calls submitted at once under `maxParallelSubCalls:
 /// bound` (None: the default), answering only when `bound` are outstanding (or all that are
 /// left), and checks that at most `bound` ever overlap and that each call beyond the first
-/// `bound` starts only after an earlier one reported its result.
+/// `bound` starts only after an earlier one was answered.
 fn check_overlap_bound(framing: Framing, bound: Option<u64>, calls: u64) {
     let config = match bound {
         Some(bound) => json!({ "tools": { "maxParallelSubCalls": bound } }),
@@ -141,7 +141,7 @@ fn check_overlap_bound(framing: Framing, bound: Option<u64>, calls: u64) {
     );
     host.send_run_code(json!("outer"), "run", &program);
     let mut outstanding: Vec<Value> = Vec::new();
-    let (mut answered, mut results_seen, mut most) = (0u64, 0u64, 0usize);
+    let (mut answered, mut most) = (0u64, 0usize);
     let mut started = BTreeSet::new();
     let response = loop {
         let message = host.next_message();
@@ -151,13 +151,13 @@ fn check_overlap_bound(framing: Framing, bound: Option<u64>, calls: u64) {
         match about("run", &message) {
             Some((method, n)) if method == "tools/codeDispatchStart" => {
                 started.insert(n);
-                // Only a freed place lets a call beyond the first `bound` start.
+                // Only a freed place lets a call beyond the first `bound` start, and a place
+                // frees when an earlier call's dispatch (the client's answer) has ended.
                 assert!(
-                    started.len() as u64 <= bound + results_seen,
-                    "call {n} started with {results_seen} results reported (bound {bound})"
+                    started.len() as u64 <= bound + answered,
+                    "call {n} started with {answered} calls answered (bound {bound})"
                 );
             }
-            Some((method, _)) if method == "tools/result" => results_seen += 1,
             Some((method, _)) if method == "client/executeTool" => {
                 outstanding.push(message);
                 most = most.max(outstanding.len());

@@ -177,6 +177,8 @@ impl ToolRuntime {
                         ask = Some(reason);
                     }
                 }
+                // A hook that failed because the call was cancelled reports the cancellation.
+                Err(_) if execution.signal.is_aborted() => return Some(aborted_before_dispatch()),
                 Err(error) => {
                     let hook = listener.hook.name();
                     return Some(denied(format!(
@@ -194,6 +196,7 @@ impl ToolRuntime {
                 })));
             };
             match approver.approve(execution, reason).await {
+                _ if execution.signal.is_aborted() => return Some(aborted_before_dispatch()),
                 ApprovalOutcome::AllowedOnce => {}
                 ApprovalOutcome::Rejected => {
                     return Some(denied(format!("the user rejected tool \"{name}\"")));
@@ -209,6 +212,7 @@ impl ToolRuntime {
             match contained(async { listener.hook.check(execution).await }).await {
                 Ok(None) => {}
                 Ok(Some(reason)) => return Some(denied(reason)),
+                Err(_) if execution.signal.is_aborted() => return Some(aborted_before_dispatch()),
                 Err(error) => {
                     let guard = listener.hook.name();
                     return Some(denied(format!(

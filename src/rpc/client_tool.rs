@@ -128,6 +128,10 @@ impl ToolBody for ClientBody {
     }
 }
 
+/// How long `client/classify` and `client/render` may take: past it the call is exclusive,
+/// respectively a normalized failure, so a client that never answers cannot hang anything.
+const CLIENT_ANSWER_MS: u64 = 30_000;
+
 /// Asks the client per call (`concurrencySafe: "ask"`).
 struct ClientClassifier {
     peer: Arc<Peer>,
@@ -148,7 +152,7 @@ impl Classifier for ClientClassifier {
                     "client/classify",
                     &params,
                     &crate::tool::Signal::never(),
-                    None,
+                    Some(CLIENT_ANSWER_MS),
                 )
                 .await;
             // Anything but exactly `true` is exclusive.
@@ -182,7 +186,7 @@ impl Renderer for ClientRenderer {
                 ))
             };
             let raw = peer
-                .request("client/render", &params, &signal, None)
+                .request("client/render", &params, &signal, Some(CLIENT_ANSWER_MS))
                 .await
                 .map_err(|e| failed(e.to_string()))?;
             super::params::from_str::<Vec<ContentBlock>>(raw.get())

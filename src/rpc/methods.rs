@@ -426,7 +426,12 @@ async fn subscribe(
     )?;
     let scope = known_scope(&session, params.agent)?;
     let mut subscriptions = session.subscriptions.lock();
-    let subscription = format!("hook:{}", subscriptions.len() + 1);
+    // Ids are never reused: an old id must not name a newer subscription.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let subscription = format!(
+        "hook:{}",
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
     let timeout_ms = session.config.lock().pipeline.hook_timeout_ms;
     let hook = Arc::new(ClientHook {
         subscription: subscription.clone(),
