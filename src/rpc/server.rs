@@ -82,10 +82,11 @@ where
     };
     // After `shutdown` the client asked for a graceful end: let the work it is waiting for
     // finish (requests to the client now fail fast). Otherwise EOF aborts what is in flight.
-    session.peer.disconnect();
+    // Cancel first, then disconnect: a waiter must see its call's abort, not a lost client.
     if *session.lifecycle.lock() != Lifecycle::ShutDown {
         session.cancel_all();
     }
+    session.peer.disconnect();
     while tasks.join_next().await.is_some() {}
     session.mcp.shutdown().await;
     drop(connection);
