@@ -87,17 +87,23 @@ fn judge(
     terminated: bool,
     max_heap_mb: u64,
 ) -> Result<Option<serde_json::Value>, RunFailure> {
+    let heap_exceeded = || {
+        RunFailure::new(
+            FailureKind::WorkerExit,
+            format!("heap limit of {max_heap_mb} MiB exceeded"),
+        )
+    };
     let engine_failure = |error: &JsError| {
         if terminated {
-            RunFailure::new(
-                FailureKind::WorkerExit,
-                format!("heap limit of {max_heap_mb} MiB exceeded"),
-            )
+            heap_exceeded()
         } else {
             RunFailure::new(FailureKind::Exception, describe_js_error(error))
         }
     };
     match verdict {
+        // Only the heap limit terminates a run that was not stopped; an out-of-memory
+        // inside the harness's own settling leaves the program pending, not answered.
+        Verdict::NeverSettled | Verdict::Stopped if terminated => Err(heap_exceeded()),
         Verdict::Answered(answer) => read_answer(&answer),
         Verdict::Failed(error) => Err(engine_failure(&error)),
         Verdict::LoopFailed(error) => match &*error.0 {
