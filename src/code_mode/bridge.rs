@@ -9,6 +9,8 @@ use crate::pipeline::{CallQueue, ToolRuntime};
 use crate::runtime::{BindingHost, LogStream};
 use crate::tool::{ContextMessage, Signal, ToolExecution, ToolExecutionInput};
 use futures::future::BoxFuture;
+use futures::task::noop_waker_ref;
+use std::task::Context;
 use parking_lot::Mutex;
 use serde_json::Value;
 use std::sync::Arc;
@@ -95,7 +97,9 @@ impl BindingHost for Arc<Bridge> {
         };
         let bridge = self.clone();
         let (name, parent) = (name.to_string(), outer.call_id.to_string());
-        let task = self.handle.spawn(async move {
+        // Unconstrained: the isolate's driver makes many op calls within one poll, and tokio's
+        // per-poll budget would otherwise send every call after the first few to a task.
+        let mut work: BoxFuture<'static, ()> = Box::pin(tokio::task::unconstrained(async move {
             let started = Mutex::new(0.0);
             let on_start = || {
                 let time = now_ms();
@@ -142,9 +146,23 @@ impl BindingHost for Arc<Bridge> {
                 (None, None) => Err(format!("tool \"{name}\" produced no result")),
             };
             let _ = answer.send(reply);
-        });
-        state.in_flight.push(task);
+        }));
         drop(state);
+        // Most sub-calls can finish without waiting (a native body, no client hook): driving
+        // them here, inside the isolate's op call, saves two thread hops per call. One that
+        // would wait goes on as a task of the host runtime, exactly as if it had been spawned
+        // (a spawned task is polled again with its own waker). The synchronous part of a
+        // sub-call therefore counts as the program's busy time.
+        let waiting = {
+            let _host_runtime = self.handle.enter();
+            work.as_mut()
+                .poll(&mut Context::from_waker(noop_waker_ref()))
+                .is_pending()
+        };
+        if waiting {
+            let task = self.handle.spawn(work);
+            self.state.lock().in_flight.push(task);
+        }
         Box::pin(async move {
             receiver
                 .await
