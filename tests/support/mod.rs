@@ -273,10 +273,48 @@ impl Host {
     /// Sends a request with the next numeric id and returns its response; other messages
     /// go to `inbox`.
     pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.start(method, params);
+        self.response_to(&id)
+    }
+
+    /// Sends a request without waiting; returns its id for [`Host::response_to`].
+    pub fn start(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
-        let id = self.next_id;
+        let id = json!(self.next_id);
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-        self.response_to(&json!(id))
+        id
+    }
+
+    /// Sends a request and answers every host→client request that arrives before its
+    /// response with `answer(request)`; returns the response. Notifications go to `inbox`.
+    pub fn request_answering(
+        &mut self,
+        method: &str,
+        params: Value,
+        mut answer: impl FnMut(&Value) -> Value,
+    ) -> Value {
+        let id = self.start(method, params);
+        loop {
+            let message = self.read().expect("host closed stdout before answering");
+            if message.get("method").is_none() && message["id"] == id {
+                return message;
+            }
+            if message.get("method").is_some() && message.get("id").is_some() {
+                let result = answer(&message);
+                self.answer(&message, result);
+            } else {
+                self.inbox.push(message);
+            }
+        }
+    }
+
+    /// Removes and returns every inbox message with `method`, in arrival order.
+    pub fn drain(&mut self, method: &str) -> Vec<Value> {
+        let (taken, kept) = std::mem::take(&mut self.inbox)
+            .into_iter()
+            .partition(|m| m["method"] == method);
+        self.inbox = kept;
+        taken
     }
 
     /// Reads until the response with `id` arrives (taking it from `inbox` first).
@@ -428,4 +466,23 @@ pub fn echo_spec(name: &str) -> Value {
         "output": { "schema": { "type": "string" } },
         "concurrencySafe": true
     })
+}
+
+/// `(error.code, error.data.code, error.message)` of a response that must be an error.
+pub fn error_of(response: &Value) -> (i64, String, String) {
+    let error = &response["error"];
+    let code = error["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("expected an error: {response}"));
+    let data_code = error["data"]["code"].as_str().unwrap_or_default();
+    let message = error["message"].as_str().unwrap_or_default();
+    (code, data_code.to_string(), message.to_string())
+}
+
+/// The `registration` a successful register-like response carries.
+pub fn registration_of(response: &Value) -> String {
+    response["result"]["registration"]
+        .as_str()
+        .unwrap_or_else(|| panic!("expected a registration: {response}"))
+        .to_string()
 }
