@@ -73,6 +73,8 @@ pub struct Host {
     next_id: u64,
     /// Notifications and host→client requests seen while waiting for responses.
     pub inbox: Vec<Value>,
+    /// The exact payload text of every message read, in order, while recording.
+    raw: Option<Vec<String>>,
 }
 
 impl Host {
@@ -138,6 +140,7 @@ impl Host {
             framing: speaks,
             next_id: 0,
             inbox: Vec::new(),
+            raw: None,
         }
     }
 
@@ -262,6 +265,9 @@ impl Host {
         };
         let message = serde_json::from_slice(&self.buffer[start..end])
             .unwrap_or_else(|e| panic!("host wrote invalid JSON ({e}): {:?}", shown()));
+        if let Some(raw) = &mut self.raw {
+            raw.push(String::from_utf8_lossy(&self.buffer[start..end]).into_owned());
+        }
         let consumed = match self.framing {
             Framing::Ndjson => end + 1,
             Framing::Lsp => end,
@@ -315,6 +321,26 @@ impl Host {
             .partition(|m| m["method"] == method);
         self.inbox = kept;
         taken
+    }
+
+    /// Sends a request and returns the exact text of its response's `result` member, as
+    /// the host wrote it (for byte-level comparisons).
+    pub fn request_raw_result(&mut self, method: &str, params: Value) -> String {
+        self.raw = Some(Vec::new());
+        let id = self.start(method, params);
+        let response = self.response_to(&id);
+        let raw = self.raw.take().unwrap_or_default();
+        let text = raw
+            .iter()
+            .find(|text| serde_json::from_str::<Value>(text).ok().as_ref() == Some(&response))
+            .unwrap_or_else(|| panic!("no raw text for {response}"));
+        let members: std::collections::HashMap<String, Box<serde_json::value::RawValue>> =
+            serde_json::from_str(text).unwrap();
+        members
+            .get("result")
+            .unwrap_or_else(|| panic!("not a result: {text}"))
+            .get()
+            .to_string()
     }
 
     /// Reads until the response with `id` arrives (taking it from `inbox` first).
