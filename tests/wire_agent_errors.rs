@@ -431,6 +431,46 @@ fn opening_an_open_agent_is_refused() {
 }
 
 #[test]
+fn opening_an_agent_with_an_empty_id_is_refused() {
+    refuses(
+        &[],
+        &[
+            ("agents/open", json!({ "agent": "" })),
+            ("agents/open", json!({ "agent": "", "parent": "x" })),
+        ],
+        ("INVALID_NAME", "agent id must be a non-empty string"),
+    );
+}
+
+#[test]
+fn a_malformed_present_as_or_restrict_is_invalid_params_naming_the_field() {
+    let cases = [
+        (
+            "tools/presentAs",
+            json!({ "agent": "x", "mode": "fancy" }),
+            "invalid params: mode: unknown variant `fancy`, expected one of `native`, `code`, `both` at line 1 column 27",
+        ),
+        (
+            "tools/restrict",
+            json!({ "agent": "x", "deny": "echo" }),
+            "invalid params: deny: invalid type: string \"echo\", expected a sequence at line 1 column 26",
+        ),
+    ];
+    for framing in [Framing::Lsp, Framing::Ndjson] {
+        let mut host = fixture(framing, "native");
+        for (method, params, message) in &cases {
+            let response = host.request(method, params.clone());
+            assert_eq!(
+                response["error"],
+                json!({ "code": -32602, "message": message }),
+                "{method} ({framing:?})"
+            );
+        }
+        assert_eq!(host.finish(), 0);
+    }
+}
+
+#[test]
 fn opening_under_an_unknown_or_closed_parent_is_refused() {
     for parent in ["ghost", "gone"] {
         refuses(

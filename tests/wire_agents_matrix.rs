@@ -215,11 +215,19 @@ fn deny_vs_allow_with_later_registrations() -> Vec<Step> {
 
 fn reservations_then_registration() -> Vec<Step> {
     vec![
+        // Reservations of one name do not conflict; the name stays known until the last
+        // is disposed.
         Ok(
             Some("lazy reserved"),
             "tools/reserve",
             json!({ "name": "lazy" }),
         ),
+        Ok(
+            Some("lazy again"),
+            "tools/reserve",
+            json!({ "name": "lazy" }),
+        ),
+        Dispose("lazy again", None),
         open("x", None),
         open("y", None),
         Sees(None, &[]),
@@ -260,10 +268,12 @@ fn close_disposes_everything() -> Vec<Step> {
             "tools/presentAs",
             json!({ "agent": "p", "mode": "both" }),
         ),
+        Register("kid-own", "kid's own", Some("kid")),
+        restrict("kid denies h", "kid", "deny", &["h"]),
         Ok(Some("p's hook"), "hooks/subscribe", pre_execute("p")),
         Ok(Some("kid's hook"), "hooks/subscribe", pre_execute("kid")),
         Sees(Some("p"), &["g", "own"]),
-        Sees(Some("kid"), &["g"]),
+        Sees(Some("kid"), &["g", "kid-own"]),
         Offers(
             Some("p"),
             &["g", "own", "run_code"],
@@ -288,12 +298,15 @@ fn close_disposes_everything() -> Vec<Step> {
         Dispose("p reserves r", Some("UNKNOWN_REGISTRATION")),
         Dispose("p denies h", Some("UNKNOWN_REGISTRATION")),
         Dispose("p presents both", Some("UNKNOWN_REGISTRATION")),
+        Dispose("kid's own", Some("UNKNOWN_REGISTRATION")),
+        Dispose("kid denies h", Some("UNKNOWN_REGISTRATION")),
         Dispose("p's hook", Some("UNKNOWN_SUBSCRIPTION")),
         Dispose("kid's hook", Some("UNKNOWN_SUBSCRIPTION")),
         // The same names reopen empty: no mask, no presentation, no hook, no local tool.
         open("p", None),
         open("kid", Some("p")),
         Sees(Some("p"), &["g", "h"]),
+        Sees(Some("kid"), &["g", "h"]),
         Offers(Some("p"), &["g", "h"], &[]),
         Runs(Some("p"), "g", ran("g"), &["client/executeTool"]),
         Runs(Some("kid"), "g", ran("g"), &["client/executeTool"]),
