@@ -25,7 +25,8 @@ fn unknown_agent(agent: &str) -> String {
 /// `mine` and reservation `mine-later`; agent `gone`, opened then closed.
 fn fixture(framing: Framing, mode: &str) -> Host {
     let config = json!({ "tools": { "mode": mode } });
-    let mut host = Host::initialized(framing, json!({ "executeTools": true }), config);
+    let capabilities = json!({ "executeTools": true, "hooks": true });
+    let mut host = Host::initialized(framing, capabilities, config);
     let setup = [
         ("tools/register", json!({ "tool": echo_spec("echo") })),
         ("tools/reserve", json!({ "name": "later" })),
@@ -581,6 +582,18 @@ fn every_scoped_lookup_refuses_an_unknown_or_closed_agent() {
                     json!({ "calls": [{ "callId": "c", "name": "echo", "arguments": {} }], "agent": agent }),
                 ),
                 ("tools/prompt", json!({ "agent": agent })),
+                (
+                    "tools/presentCall",
+                    json!({ "name": "echo", "arguments": {}, "agent": agent }),
+                ),
+                (
+                    "tools/presentResult",
+                    json!({ "name": "echo", "arguments": {}, "result": { "isError": false, "content": [] }, "agent": agent }),
+                ),
+                (
+                    "hooks/subscribe",
+                    json!({ "event": "tools/pre-execute", "agent": agent }),
+                ),
             ],
             ("UNKNOWN_AGENT", &unknown_agent(agent)),
         );
