@@ -1,6 +1,6 @@
 //! Agent scopes through the real binary, as a table of scenarios: each row is a sequence
 //! of wire requests and what each agent then sees (`tools/schemas`, `tools/get`,
-//! `tools/isAdmitted`), is offered (`tools/prompt`) and runs (`tools/execute`, with the
+//! `tools/isAdmitted`, `tools/executionMode`), is offered (`tools/prompt`) and runs (`tools/execute`, with the
 //! host→client requests that run asked for).
 
 #![allow(clippy::unwrap_used)]
@@ -30,6 +30,8 @@ enum Step {
     Gets(Option<&'static str>, &'static str, Option<&'static str>),
     /// `tools/isAdmitted`.
     Admits(Option<&'static str>, &'static str, bool),
+    /// `tools/executionMode` with no arguments: `"parallel"` or `"exclusive"`.
+    Mode(Option<&'static str>, &'static str, &'static str),
     /// `tools/prompt`: tool names, then section names.
     Offers(
         Option<&'static str>,
@@ -100,6 +102,20 @@ fn open(agent: &str, parent: Option<&str>) -> Step {
     }
 }
 
+/// A concurrency-safe tool named `name` (never executed), in `agent`'s layer.
+fn safe(name: &str, agent: Option<&str>) -> Step {
+    let tool = json!({
+        "name": name,
+        "output": { "schema": { "type": "string" } },
+        "concurrencySafe": true
+    });
+    Ok(
+        None,
+        "tools/register",
+        scoped(agent, json!({ "tool": tool })),
+    )
+}
+
 fn restrict(label: &'static str, agent: &str, kind: &str, names: &[&str]) -> Step {
     Ok(
         Some(label),
@@ -150,6 +166,12 @@ fn shadowing() -> Vec<Step> {
             ran("global read"),
             &["client/executeTool"],
         ),
+        // executionMode classifies the definition the scope resolves.
+        safe("fast", None),
+        Register("fast", "x's fast", Some("x")),
+        Mode(None, "fast", "parallel"),
+        Mode(Some("x"), "fast", "exclusive"),
+        Mode(Some("x-child"), "fast", "parallel"),
     ]
 }
 
@@ -210,6 +232,10 @@ fn deny_vs_allow_with_later_registrations() -> Vec<Step> {
         Admits(Some("denier"), "a", false),
         Admits(Some("allower"), "never-registered", false),
         Admits(Some("denier"), "never-registered", true),
+        // A hidden tool is exclusive whatever it declares.
+        safe("quick", None),
+        Mode(Some("denier"), "quick", "parallel"),
+        Mode(Some("allower"), "quick", "exclusive"),
     ]
 }
 
@@ -468,6 +494,11 @@ impl Player {
                 let admitted =
                     self.succeeded("tools/isAdmitted", scoped(agent, json!({ "name": name })));
                 assert_eq!(admitted, json!(expected), "isAdmitted {name} for {agent:?}");
+            }
+            Mode(agent, name, expected) => {
+                let params = scoped(agent, json!({ "name": name, "arguments": {} }));
+                let mode = self.succeeded("tools/executionMode", params);
+                assert_eq!(mode, json!(expected), "executionMode {name} for {agent:?}");
             }
             Offers(agent, tools, sections) => {
                 let prompt = self.succeeded("tools/prompt", scoped(agent, json!({})));
