@@ -1,7 +1,7 @@
 //! Agent scopes through the real binary, as a table of scenarios: each row is a sequence
 //! of wire requests and what each agent then sees (`tools/schemas`, `tools/get`,
-//! `tools/isAdmitted`, `tools/executionMode`), is offered (`tools/prompt`) and runs (`tools/execute`, with the
-//! host→client requests that run asked for).
+//! `tools/isAdmitted`, `tools/executionMode`), is offered (`tools/prompt`) and runs
+//! (`tools/execute`, with the host→client requests that run asked for).
 
 #![allow(clippy::unwrap_used)]
 
