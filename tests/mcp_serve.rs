@@ -6,31 +6,18 @@
 
 mod mcp_common;
 
-use mcp_common::{Binary, all_running, config_file, fixture, installed, time};
+use mcp_common::{Binary, all_running, fixture, time};
 use serde_json::{Value, json};
 
 /// Runs the Python MCP client against `dsh-tools mcp --mode <mode>` and returns its report.
 fn python_client(mode: &str, calls: Value) -> Value {
-    let config = config_file(
+    let config = json!({ "mcpServers": { "time": time(), "fixture": fixture(&[]) } });
+    mcp_common::python_client(
         &format!("serve-{mode}"),
-        &json!({ "mcpServers": { "time": time(), "fixture": fixture(&[]) } }),
-    );
-    let spec = json!({
-        "command": env!("CARGO_BIN_EXE_dsh-tools"),
-        "args": ["mcp", "--mode", mode, "--config", config.to_str().unwrap()],
-        "calls": calls,
-    });
-    let output = std::process::Command::new(installed(".venv/bin/python"))
-        .arg(installed("client_check.py"))
-        .arg(spec.to_string())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "client failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).unwrap()
+        mode,
+        &config,
+        json!({ "calls": calls }),
+    )
 }
 
 fn names(report: &Value) -> Vec<String> {

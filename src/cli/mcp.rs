@@ -19,7 +19,8 @@ pub async fn serve_mcp(
     {
         tracing::warn!("{e}");
     }
-    let front = McpFront::new(local.runtime.clone(), mode);
+    let metrics = local.policy.metrics.clone();
+    let front = McpFront::new(local.runtime.clone(), mode, metrics);
     let served = serve(front, tokio::io::stdin(), tokio::io::stdout(), stop).await;
     local.mcp.shutdown().await;
     Ok(served?)

@@ -25,6 +25,8 @@ pub struct Local {
     pub code: Arc<CodeMode>,
     /// The ingested MCP servers ([`McpHost::shutdown`] before exiting).
     pub mcp: McpHost,
+    /// The configured policy (its metrics table is what `dsh-tools mcp` reports).
+    pub policy: PolicySet,
 }
 
 /// Builds a [`Local`] runtime (whatever `tools.mode` says, the command decides the mode).
@@ -33,10 +35,15 @@ pub async fn local_runtime(config: &HostConfig, mode: PresentationMode) -> anyho
     config.tools.mode = mode;
     let runtime = ToolRuntime::new(&config);
     let code = CodeMode::install(&runtime, config.code_runtime.clone())?;
-    PolicySet::install(&runtime, &config)?;
+    let policy = PolicySet::install(&runtime, &config)?;
     dsh_tools::builtins::register_builtins(&runtime, &config.builtins)?;
     let mcp = McpHost::new();
     mcp.start(runtime.registry(), &config.mcp_servers);
     mcp.ready().await;
-    Ok(Local { runtime, code, mcp })
+    Ok(Local {
+        runtime,
+        code,
+        mcp,
+        policy,
+    })
 }

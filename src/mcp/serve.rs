@@ -2,18 +2,21 @@
 //! server). `native` lists every visible tool, `code` lists only `run_code` (its
 //! description carries the generated SDK), `both` lists both. Every call runs the full
 //! pipeline through [`ToolRuntime::execute`], with the client's `notifications/cancelled`
-//! as its abort signal.
+//! as its abort signal. The pipeline's metrics (`tools/metrics` on the wire protocol) are
+//! the resource [`METRICS_URI`], so an MCP client can read them too.
 
 use crate::code_mode::CodeMode;
 use crate::codegen::{run_code_description, run_code_input_schema};
 use crate::pipeline::ToolRuntime;
+use crate::policy::Metrics;
 use crate::registry::RUN_CODE;
 use crate::tool::{Signal, ToolDefinition, ToolExecutionInput};
 use dsh_tools_protocol::PresentationMode;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, Tool,
+    InitializeResult, JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer, serve_server};
 use rmcp::{ErrorData, ServerHandler};
@@ -24,22 +27,37 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+/// The resource holding the per-tool metrics table, as JSON in the shape of the wire
+/// protocol's `tools/metrics` result.
+pub const METRICS_URI: &str = "dsh-tools://metrics";
+
 /// The registry as an MCP server.
 pub struct McpFront {
     runtime: Arc<ToolRuntime>,
     mode: PresentationMode,
+    metrics: Arc<Metrics>,
     calls: AtomicU64,
 }
 
 impl McpFront {
     /// Serves `runtime` in `mode` (the registry's own presentation must match it, so that
-    /// direct calls are admitted exactly when the tool is listed).
-    pub fn new(runtime: Arc<ToolRuntime>, mode: PresentationMode) -> Self {
+    /// direct calls are admitted exactly when the tool is listed), and `metrics` (the table
+    /// the runtime's metrics wrapper records into) as [`METRICS_URI`].
+    pub fn new(runtime: Arc<ToolRuntime>, mode: PresentationMode, metrics: Arc<Metrics>) -> Self {
         McpFront {
             runtime,
             mode,
+            metrics,
             calls: AtomicU64::new(0),
         }
+    }
+
+    /// The metrics table as [`METRICS_URI`]'s JSON text (numbers in canonical form, as
+    /// the wire protocol prints them).
+    fn metrics_json(&self) -> String {
+        serde_json::to_value(self.metrics.snapshot())
+            .map(|table| crate::json::render_compact(&table))
+            .unwrap_or_else(|_| "[]".to_owned())
     }
 
     /// The tools an MCP client sees, in registry order (`run_code` last).
@@ -149,6 +167,7 @@ impl ServerHandler for McpFront {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
+            .enable_resources()
             .build();
         InitializeResult::new(capabilities)
             .with_server_info(Implementation::new("dsh-tools", env!("CARGO_PKG_VERSION")))
@@ -160,6 +179,33 @@ impl ServerHandler for McpFront {
         _: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn list_resources(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let metrics = Resource::new(METRICS_URI, "metrics")
+            .with_description(
+                "Per-tool calls, errors and latency percentiles (ms) of this host's pipeline.",
+            )
+            .with_mime_type("application/json");
+        Ok(ListResourcesResult::with_all_items(vec![metrics]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri != METRICS_URI {
+            let message = format!("unknown resource \"{}\"", request.uri);
+            return Err(ErrorData::resource_not_found(message, None));
+        }
+        let contents = ResourceContents::text(self.metrics_json(), METRICS_URI)
+            .with_mime_type("application/json");
+        Ok(ReadResourceResult::new(vec![contents]).into())
     }
 
     async fn call_tool(
@@ -237,7 +283,49 @@ where
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::policy::PolicySet;
+    use crate::tool::{BodyOutput, ToolError, ToolRunContext};
+    use dsh_tools_protocol::HostConfig;
     use serde_json::json;
+
+    /// The metrics resource reports what the runtime's metrics wrapper recorded for calls
+    /// made through the front's runtime (it used to be unreachable from an MCP client).
+    #[tokio::test]
+    async fn the_metrics_resource_reports_the_pipeline_metrics() {
+        let config = HostConfig::default();
+        let runtime = ToolRuntime::new(&config);
+        let policy = PolicySet::install(&runtime, &config).unwrap();
+        let front = McpFront::new(
+            runtime.clone(),
+            PresentationMode::Native,
+            policy.metrics.clone(),
+        );
+        assert_eq!(front.metrics_json(), "[]");
+        for (name, fails) in [("ok", false), ("broken", true)] {
+            let tool = ToolDefinition::builder(name)
+                .output(json!({ "type": "null" }))
+                .body(move |_: ToolRunContext| async move {
+                    match fails {
+                        true => Err(ToolError::new("broken on purpose")),
+                        false => Ok(BodyOutput::from(json!(null))),
+                    }
+                })
+                .unwrap();
+            runtime.register(tool, None).unwrap();
+        }
+        for name in ["ok", "ok", "broken", "missing"] {
+            let input = ToolExecutionInput::new("c", name, json!({}));
+            runtime.execute(input).await;
+        }
+        let table: Value = serde_json::from_str(&front.metrics_json()).unwrap();
+        let counts: Vec<Value> = table
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| json!([row["name"], row["calls"], row["errors"]]))
+            .collect();
+        assert_eq!(counts, [json!(["broken", 1, 1]), json!(["ok", 2, 0])]);
+    }
 
     #[test]
     fn input_schemas_become_object_schemas() {

@@ -14,6 +14,9 @@ pub enum RegistryError {
     /// Names must be non-empty.
     #[error("tool name must be a non-empty string")]
     EmptyName,
+    /// Agent ids must be non-empty (the global scope is the absence of one).
+    #[error("agent id must be a non-empty string")]
+    EmptyAgent,
     /// No output declaration.
     #[error(
         "tool definition needs an output declaration: output.schema (DSL) or output.jsonSchema (raw)"
@@ -65,7 +68,7 @@ impl RegistryError {
         match self {
             RegistryError::DuplicateTool(_) => "DUPLICATE_TOOL",
             RegistryError::ReservedName => "RESERVED_NAME",
-            RegistryError::EmptyName => "INVALID_NAME",
+            RegistryError::EmptyName | RegistryError::EmptyAgent => "INVALID_NAME",
             RegistryError::MissingOutput => "MISSING_OUTPUT",
             RegistryError::AmbiguousOutput | RegistryError::AmbiguousInput => "INVALID_DEFINITION",
             RegistryError::UnsupportedSchema(_) => "UNSUPPORTED_SCHEMA",

@@ -242,7 +242,7 @@ impl State {
         parent: Option<AgentId>,
     ) -> Result<(), RegistryError> {
         if agent.is_empty() {
-            return Err(RegistryError::UnknownAgent(String::new()));
+            return Err(RegistryError::EmptyAgent);
         }
         let key = Some(agent.clone());
         if self.layers.contains_key(&key) {
@@ -293,4 +293,36 @@ impl State {
 
 fn unknown_agent(scope: &Scope) -> RegistryError {
     RegistryError::UnknownAgent(scope.as_deref().unwrap_or_default().to_string())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// An empty id is refused as a name, not as an agent that should have been opened
+    /// first (which is what opening it would have told the caller to do).
+    #[test]
+    fn opening_an_agent_checks_its_id_and_its_parent() {
+        let check = |agent: &str, parent: Option<&str>, expected: Result<(), RegistryError>| {
+            let mut state = State::new(PresentationMode::Native);
+            state.open_agent(Arc::from("x"), None).unwrap();
+            let parent = parent.map(Arc::from);
+            assert_eq!(
+                state.open_agent(Arc::from(agent), parent),
+                expected,
+                "{agent}"
+            );
+        };
+        check("y", None, Ok(()));
+        check("y", Some("x"), Ok(()));
+        check("", None, Err(RegistryError::EmptyAgent));
+        check("", Some("x"), Err(RegistryError::EmptyAgent));
+        check("x", None, Err(RegistryError::AgentExists("x".into())));
+        check(
+            "y",
+            Some("ghost"),
+            Err(RegistryError::UnknownAgent("ghost".into())),
+        );
+    }
 }

@@ -338,12 +338,47 @@ fn compile_output(json_schema: Value, field: &str) -> Result<(Value, Validator),
     Ok((json_schema, validator))
 }
 
-/// `timeoutMs` must be a positive, finite number of milliseconds.
+/// `timeoutMs` must be a positive, finite number of milliseconds. The refusal shows a
+/// number by its kept source text (`1e999` reads `1e+999`): canonical rendering would
+/// print an overflowing number as `null`, which is not what the caller sent.
 fn positive_finite_ms(ms: &Value) -> Result<u64, RegistryError> {
-    let invalid = || RegistryError::InvalidTimeout(crate::json::render_compact(ms));
+    let invalid = || {
+        RegistryError::InvalidTimeout(match ms {
+            Value::Number(number) => number.as_str().to_owned(),
+            other => crate::json::render_compact(other),
+        })
+    };
     let number = ms
         .as_f64()
         .filter(|n| n.is_finite() && *n > 0.0)
         .ok_or_else(invalid)?;
     Ok(number.ceil() as u64)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_must_be_positive_and_finite_and_refusals_show_what_was_sent() {
+        let check = |text: &str, expected: Result<u64, String>| {
+            let ms: Value = serde_json::from_str(text).unwrap();
+            let got = positive_finite_ms(&ms).map_err(|e| e.to_string());
+            assert_eq!(got, expected, "{text}");
+        };
+        let refused = |shown: &str| {
+            Err(format!(
+                "timeoutMs must be a positive, finite number of milliseconds (got {shown})"
+            ))
+        };
+        check("30000", Ok(30000));
+        check("0.5", Ok(1));
+        check("0", refused("0"));
+        check("-5", refused("-5"));
+        check("1e999", refused("1e+999"));
+        check("-1E+400", refused("-1e+400"));
+        check("\"5\"", refused("\"5\""));
+        check("null", refused("null"));
+    }
 }

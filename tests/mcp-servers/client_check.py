@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Drives an MCP server with the official Python MCP client (PyPI `mcp`), which this project
-did not write: initialize, tools/list, then each requested tools/call. Prints one JSON
-object: the server's name, every listed tool, and every call's result (or protocol error).
+did not write: initialize, tools/list, then each requested tools/call, then (when asked)
+resources/list and resources/read of each requested resource. Prints one JSON object: the
+server's name, every listed tool, every call's result (or protocol error), and the listed
+resources' URIs and the text of each read one.
 
-Usage: client_check.py '{"command": ..., "args": [...], "calls": [{"name": ..., "arguments": {...}}]}'
+Usage: client_check.py '{"command": ..., "args": [...], "calls": [{"name": ..., "arguments": {...}}],
+                         "resources": ["<uri>", ...]}'
 """
 
 import asyncio
@@ -46,6 +49,13 @@ async def main(spec):
                     "content": [block.model_dump(mode="json", exclude_none=True) for block in result.content],
                     "structuredContent": result.structured_content,
                 })
+            if "resources" in spec:
+                listed = await session.list_resources()
+                report["resourceList"] = [str(resource.uri) for resource in listed.resources]
+                report["resources"] = {}
+                for uri in spec["resources"]:
+                    read = await session.read_resource(uri)
+                    report["resources"][uri] = [content.text for content in read.contents]
     print(json.dumps(report))
 
 

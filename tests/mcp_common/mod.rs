@@ -272,6 +272,31 @@ pub fn config_file(name: &str, config: &Value) -> PathBuf {
     path
 }
 
+/// Runs the official Python MCP client (`tests/mcp-servers/client_check.py`) against
+/// `dsh-tools mcp --mode <mode> --config <config>` with `request` (its `calls`, and
+/// `resources` to read) and returns its report.
+pub fn python_client(name: &str, mode: &str, config: &Value, request: Value) -> Value {
+    let config = config_file(name, config);
+    let mut spec = json!({
+        "command": env!("CARGO_BIN_EXE_dsh-tools"),
+        "args": ["mcp", "--mode", mode, "--config", config.to_str().unwrap()],
+    });
+    for (key, value) in request.as_object().unwrap() {
+        spec[key] = value.clone();
+    }
+    let output = std::process::Command::new(installed(".venv/bin/python"))
+        .arg(installed("client_check.py"))
+        .arg(spec.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "client failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
 impl Binary {
     /// Spawns `dsh-tools <args>` with stderr discarded.
     pub fn spawn(args: &[&str]) -> Binary {

@@ -73,6 +73,8 @@ pub struct Host {
     next_id: u64,
     /// Notifications and host→client requests seen while waiting for responses.
     pub inbox: Vec<Value>,
+    /// The exact payload text of every message read, in order, while recording.
+    raw: Option<Vec<String>>,
 }
 
 impl Host {
@@ -138,6 +140,7 @@ impl Host {
             framing: speaks,
             next_id: 0,
             inbox: Vec::new(),
+            raw: None,
         }
     }
 
@@ -262,6 +265,9 @@ impl Host {
         };
         let message = serde_json::from_slice(&self.buffer[start..end])
             .unwrap_or_else(|e| panic!("host wrote invalid JSON ({e}): {:?}", shown()));
+        if let Some(raw) = &mut self.raw {
+            raw.push(String::from_utf8_lossy(&self.buffer[start..end]).into_owned());
+        }
         let consumed = match self.framing {
             Framing::Ndjson => end + 1,
             Framing::Lsp => end,
@@ -273,10 +279,68 @@ impl Host {
     /// Sends a request with the next numeric id and returns its response; other messages
     /// go to `inbox`.
     pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.start(method, params);
+        self.response_to(&id)
+    }
+
+    /// Sends a request without waiting; returns its id for [`Host::response_to`].
+    pub fn start(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
-        let id = self.next_id;
+        let id = json!(self.next_id);
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-        self.response_to(&json!(id))
+        id
+    }
+
+    /// Sends a request and answers every host→client request that arrives before its
+    /// response with `answer(request)`; returns the response. Notifications go to `inbox`.
+    pub fn request_answering(
+        &mut self,
+        method: &str,
+        params: Value,
+        mut answer: impl FnMut(&Value) -> Value,
+    ) -> Value {
+        let id = self.start(method, params);
+        loop {
+            let message = self.read().expect("host closed stdout before answering");
+            if message.get("method").is_none() && message["id"] == id {
+                return message;
+            }
+            if message.get("method").is_some() && message.get("id").is_some() {
+                let result = answer(&message);
+                self.answer(&message, result);
+            } else {
+                self.inbox.push(message);
+            }
+        }
+    }
+
+    /// Removes and returns every inbox message with `method`, in arrival order.
+    pub fn drain(&mut self, method: &str) -> Vec<Value> {
+        let (taken, kept) = std::mem::take(&mut self.inbox)
+            .into_iter()
+            .partition(|m| m["method"] == method);
+        self.inbox = kept;
+        taken
+    }
+
+    /// Sends a request and returns the exact text of its response's `result` member, as
+    /// the host wrote it (for byte-level comparisons).
+    pub fn request_raw_result(&mut self, method: &str, params: Value) -> String {
+        self.raw = Some(Vec::new());
+        let id = self.start(method, params);
+        let response = self.response_to(&id);
+        let raw = self.raw.take().unwrap_or_default();
+        let text = raw
+            .iter()
+            .find(|text| serde_json::from_str::<Value>(text).ok().as_ref() == Some(&response))
+            .unwrap_or_else(|| panic!("no raw text for {response}"));
+        let members: std::collections::HashMap<String, Box<serde_json::value::RawValue>> =
+            serde_json::from_str(text).unwrap();
+        members
+            .get("result")
+            .unwrap_or_else(|| panic!("not a result: {text}"))
+            .get()
+            .to_string()
     }
 
     /// Reads until the response with `id` arrives (taking it from `inbox` first).
@@ -428,4 +492,23 @@ pub fn echo_spec(name: &str) -> Value {
         "output": { "schema": { "type": "string" } },
         "concurrencySafe": true
     })
+}
+
+/// `(error.code, error.data.code, error.message)` of a response that must be an error.
+pub fn error_of(response: &Value) -> (i64, String, String) {
+    let error = &response["error"];
+    let code = error["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("expected an error: {response}"));
+    let data_code = error["data"]["code"].as_str().unwrap_or_default();
+    let message = error["message"].as_str().unwrap_or_default();
+    (code, data_code.to_string(), message.to_string())
+}
+
+/// The `registration` a successful register-like response carries.
+pub fn registration_of(response: &Value) -> String {
+    response["result"]["registration"]
+        .as_str()
+        .unwrap_or_else(|| panic!("expected a registration: {response}"))
+        .to_string()
 }
