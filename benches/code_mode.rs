@@ -161,7 +161,12 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(30);
-    let scenarios = scenarios(runs);
+    // BENCH_ONLY=<substring> keeps the matching scenarios (for profiling one of them).
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    let scenarios: Vec<Scenario> = scenarios(runs)
+        .into_iter()
+        .filter(|s| s.name.contains(&only))
+        .collect();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_stack_size(32 << 20)

@@ -10,10 +10,10 @@ use crate::runtime::{BindingHost, LogStream};
 use crate::tool::{ContextMessage, Signal, ToolExecution, ToolExecutionInput};
 use futures::future::BoxFuture;
 use futures::task::noop_waker_ref;
-use std::task::Context;
 use parking_lot::Mutex;
 use serde_json::Value;
 use std::sync::Arc;
+use std::task::Context;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
