@@ -340,10 +340,42 @@ fn compile_output(json_schema: Value, field: &str) -> Result<(Value, Validator),
 
 /// `timeoutMs` must be a positive, finite number of milliseconds.
 fn positive_finite_ms(ms: &Value) -> Result<u64, RegistryError> {
-    let invalid = || RegistryError::InvalidTimeout(crate::json::render_compact(ms));
+    // A number's source text, so an out-of-range `1e400` is quoted as sent (not as `null`).
+    let invalid = || {
+        RegistryError::InvalidTimeout(match ms {
+            Value::Number(number) => number.to_string(),
+            other => crate::json::render_compact(other),
+        })
+    };
     let number = ms
         .as_f64()
         .filter(|n| n.is_finite() && *n > 0.0)
         .ok_or_else(invalid)?;
     Ok(number.ceil() as u64)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn check(ms: &str, expected: Result<u64, String>) {
+        let ms: Value = serde_json::from_str(ms).unwrap();
+        let actual = positive_finite_ms(&ms).map_err(|e| e.to_string());
+        assert_eq!(actual, expected, "{ms}");
+    }
+
+    #[test]
+    fn timeouts_are_positive_finite_and_quoted_as_sent() {
+        let refused = |got: &str| {
+            format!("timeoutMs must be a positive, finite number of milliseconds (got {got})")
+        };
+        check("2.5", Ok(3));
+        check("30000", Ok(30000));
+        check("0", Err(refused("0")));
+        check("-5", Err(refused("-5")));
+        check("1e400", Err(refused("1e+400")));
+        check("\"10\"", Err(refused("\"10\"")));
+        check("null", Err(refused("null")));
+    }
 }
