@@ -8,8 +8,9 @@
 //! - `<~ JSON`: consecutive `<~` lines form an unordered group: the next that many messages
 //!   must match them in some order (for messages whose relative order the host does not
 //!   guarantee, e.g. the dispatches of calls running in parallel);
-//! - `= CODE`: last line, optional: stdin is closed, the host must send nothing more and
-//!   exit with CODE. Without it the runner does the same expecting code 0;
+//! - `= CODE`: optional: stdin is closed here; only `<` / `<~` lines (what the host sends
+//!   after EOF) may follow; then the host must send nothing more, close stdout and exit with
+//!   CODE. Without it the runner closes stdin after the last line and expects code 0;
 //! - `#` starts a comment; blank lines are ignored.
 //!
 //! Transcripts must be framing-neutral: every `>` line is one whole message.
@@ -53,8 +54,9 @@ fn parse(text: &str) -> Result<Vec<Step>, String> {
         if line.trim().is_empty() || line.starts_with('#') {
             continue;
         }
-        if matches!(steps.last(), Some(Step::Exit(..))) {
-            return Err(format!("line {number}: nothing may follow `=`"));
+        let closed = steps.iter().any(|step| matches!(step, Step::Exit(..)));
+        if closed && !line.starts_with('<') {
+            return Err(format!("line {number}: only `<` or `<~` may follow `=`"));
         }
         if let Some(json) = line.strip_prefix("<~ ") {
             let expected = (
@@ -141,7 +143,7 @@ fn matches_unordered(expected: &[(usize, Value)], actual: &[Value]) -> bool {
 
 fn run(steps: &[Step], args: &[&str], framing: Framing) -> Result<(), String> {
     let mut host = Host::spawn_with(args, framing);
-    let mut exit = (0, 0);
+    let mut exit = None;
     for step in steps {
         match step {
             Step::Send(text) => host.send_text(text),
@@ -178,11 +180,16 @@ fn run(steps: &[Step], args: &[&str], framing: Framing) -> Result<(), String> {
                     ));
                 }
             }
-            Step::Exit(line, code) => exit = (*line, *code),
+            Step::Exit(line, code) => {
+                host.close_stdin();
+                exit = Some((*line, *code));
+            }
         }
     }
-    let (line, code) = exit;
-    host.close_stdin();
+    let (line, code) = exit.unwrap_or_else(|| {
+        host.close_stdin();
+        (0, 0)
+    });
     match host.read_within(WATCHDOG) {
         Next::Message(extra) => return Err(format!("after the transcript: unexpected {extra}")),
         Next::Eof => {}
@@ -235,6 +242,18 @@ fn every_transcript_holds_in_every_framing() {
         }
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn only_expectations_may_follow_the_exit_line() {
+    assert!(parse("> {}\n= 0\n< {}\n<~ 1\n<~ 2\n# done").is_ok());
+    for after in ["> {}", "= 1"] {
+        let text = format!("= 0\n{after}");
+        assert_eq!(
+            parse(&text).err(),
+            Some("line 2: only `<` or `<~` may follow `=`".to_string())
+        );
+    }
 }
 
 #[test]
