@@ -107,6 +107,12 @@ fn judge(
                 format!("the isolate failed: {other}"),
             )),
         },
+        // The engine terminated a program that ran out of heap inside an async step: the
+        // loop then runs dry with the program pending, but the cause is the heap.
+        Verdict::NeverSettled if terminated => Err(RunFailure::new(
+            FailureKind::WorkerExit,
+            format!("heap limit of {max_heap_mb} MiB exceeded"),
+        )),
         Verdict::NeverSettled => Err(RunFailure::new(
             FailureKind::WorkerExit,
             "program never settled: it awaits a promise that nothing is left to resolve",

@@ -100,6 +100,8 @@ async fn allocation_bombs_end_as_worker_exit() {
         "const a = []; while (true) a.push('x'.repeat(1000) + a.length);",
         "const parts = []; for (let i = 0; ; i++) parts.push({ i, s: String(i).repeat(50) });",
         "const m = new Map(); for (let i = 0; ; i++) m.set(i, {i, pad: [i, i, i]});",
+        "const a = []; while (true) a.push('x'.repeat(100000) + a.length);",
+        "const chunks = []; while (true) chunks.push(new Array(100000).fill(chunks.length));",
     ] {
         // Compute is generous: the heap must run out first, even in an unoptimized build.
         let limits = RunLimits {
