@@ -235,8 +235,19 @@ fn every_transcript_holds_in_every_framing() {
                 continue;
             }
         };
-        for (launch, args, framing) in LAUNCHES {
-            if let Err(error) = run(&steps, args, framing) {
+        // The four launches of one transcript run side by side (each has its own host).
+        let outcomes: Vec<_> = std::thread::scope(|scope| {
+            let runs: Vec<_> = LAUNCHES
+                .iter()
+                .map(|(launch, args, framing)| {
+                    let steps = &steps;
+                    scope.spawn(move || (launch, run(steps, args, *framing)))
+                })
+                .collect();
+            runs.into_iter().map(|run| run.join().unwrap()).collect()
+        });
+        for (launch, outcome) in outcomes {
+            if let Err(error) = outcome {
                 failures.push(format!("{name} [{launch}] {error}"));
             }
         }
