@@ -187,6 +187,41 @@ async fn an_abort_after_dispatch_replaces_only_a_success() {
 }
 
 #[tokio::test]
+async fn a_post_execute_hook_failing_because_the_call_was_cancelled_replaces_only_a_success() {
+    let broken = || {
+        ToolDefinition::builder("t")
+            .output(json!({ "type": "string" }))
+            .body(|_: ToolRunContext| async { Err(ToolError::new("it broke")) })
+            .unwrap()
+    };
+    let cases = [
+        (constant("t", json!("done")), aborted()),
+        (broken(), failure("it broke")),
+    ];
+    for (tool, expected) in cases {
+        let runtime = runtime();
+        runtime.register(tool, None).unwrap();
+        let caller = CancellationToken::new();
+        let cancel = caller.clone();
+        let journal = Journal::new();
+        runtime.add_post_execute(
+            0,
+            None,
+            Post::new("cancels", &journal, move |_, _| {
+                cancel.cancel();
+                Err(ToolError::new("cancelled"))
+            }),
+        );
+        let later = dsh_tools::pipeline::hooks::PostDecision::accept();
+        runtime.add_post_execute(1, None, Post::fixed("later", &journal, later));
+        let input = call("t", json!({})).with_signal(Signal::new(caller));
+        let result = settles(runtime.execute(input)).await;
+        assert_eq!(result, expected);
+        assert_eq!(journal.events(), ["post:cancels"]);
+    }
+}
+
+#[tokio::test]
 async fn an_enforced_timeout_aborts_the_body_waits_for_it_and_reports_tool_timeout() {
     let runtime = runtime();
     let (started, _body_started) = mpsc::unbounded_channel();

@@ -5,8 +5,12 @@
 //! - `> TEXT`: the client sends TEXT, byte for byte, as one frame (so it may be malformed);
 //! - `< JSON`: the next message from the host must equal JSON as a whole value, where the
 //!   string `"<any>"` matches any value in its place (tokens, versions, big sub-objects);
-//! - `= CODE`: last line, optional: stdin is closed, the host must send nothing more and
-//!   exit with CODE. Without it the runner does the same expecting code 0;
+//! - `<~ JSON`: consecutive `<~` lines form an unordered group: the next that many messages
+//!   must match them in some order (for messages whose relative order the host does not
+//!   guarantee, e.g. the dispatches of calls running in parallel);
+//! - `= CODE`: optional: stdin is closed here; only `<` / `<~` lines (what the host sends
+//!   after EOF) may follow; then the host must send nothing more, close stdout and exit with
+//!   CODE. Without it the runner closes stdin after the last line and expects code 0;
 //! - `#` starts a comment; blank lines are ignored.
 //!
 //! Transcripts must be framing-neutral: every `>` line is one whole message.
@@ -38,6 +42,8 @@ const LAUNCHES: [(&str, &[&str], Framing); 4] = [
 enum Step {
     Send(String),
     Expect(usize, Value),
+    /// An unordered group of consecutive `<~` lines.
+    ExpectUnordered(Vec<(usize, Value)>),
     Exit(usize, i32),
 }
 
@@ -48,8 +54,20 @@ fn parse(text: &str) -> Result<Vec<Step>, String> {
         if line.trim().is_empty() || line.starts_with('#') {
             continue;
         }
-        if matches!(steps.last(), Some(Step::Exit(..))) {
-            return Err(format!("line {number}: nothing may follow `=`"));
+        let closed = steps.iter().any(|step| matches!(step, Step::Exit(..)));
+        if closed && !line.starts_with('<') {
+            return Err(format!("line {number}: only `<` or `<~` may follow `=`"));
+        }
+        if let Some(json) = line.strip_prefix("<~ ") {
+            let expected = (
+                number,
+                serde_json::from_str(json).map_err(|e| format!("line {number}: {e}"))?,
+            );
+            match steps.last_mut() {
+                Some(Step::ExpectUnordered(group)) => group.push(expected),
+                _ => steps.push(Step::ExpectUnordered(vec![expected])),
+            }
+            continue;
         }
         let step = match line.split_at_checked(2) {
             Some(("> ", text)) => Step::Send(text.to_string()),
@@ -63,7 +81,11 @@ fn parse(text: &str) -> Result<Vec<Step>, String> {
                     .parse()
                     .map_err(|e| format!("line {number}: {e}"))?,
             ),
-            _ => return Err(format!("line {number}: expected `> `, `< `, `= ` or `#`")),
+            _ => {
+                return Err(format!(
+                    "line {number}: expected `> `, `< `, `<~ `, `= ` or `#`"
+                ));
+            }
         };
         steps.push(step);
     }
@@ -98,9 +120,30 @@ fn mismatch(expected: &Value, actual: &Value, path: &str) -> Option<String> {
     }
 }
 
+/// Whether `actual` matches `expected` one to one in some order (groups are small: a
+/// depth-first search over assignments).
+fn matches_unordered(expected: &[(usize, Value)], actual: &[Value]) -> bool {
+    fn assign(expected: &[(usize, Value)], actual: &[Value], used: &mut Vec<bool>) -> bool {
+        let Some(((_, first), rest)) = expected.split_first() else {
+            return true;
+        };
+        for i in 0..actual.len() {
+            if !used[i] && mismatch(first, &actual[i], "$").is_none() {
+                used[i] = true;
+                if assign(rest, actual, used) {
+                    return true;
+                }
+                used[i] = false;
+            }
+        }
+        false
+    }
+    expected.len() == actual.len() && assign(expected, actual, &mut vec![false; actual.len()])
+}
+
 fn run(steps: &[Step], args: &[&str], framing: Framing) -> Result<(), String> {
     let mut host = Host::spawn_with(args, framing);
-    let mut exit = (0, 0);
+    let mut exit = None;
     for step in steps {
         match step {
             Step::Send(text) => host.send_text(text),
@@ -117,11 +160,36 @@ fn run(steps: &[Step], args: &[&str], framing: Framing) -> Result<(), String> {
                     return Err(format!("line {line}: nothing within {WATCHDOG:?}"));
                 }
             },
-            Step::Exit(line, code) => exit = (*line, *code),
+            Step::ExpectUnordered(group) => {
+                let line = group[0].0;
+                let mut actual = Vec::new();
+                while actual.len() < group.len() {
+                    match host.read_within(WATCHDOG) {
+                        Next::Message(message) => actual.push(message),
+                        Next::Eof => return Err(format!("line {line}: the host closed stdout")),
+                        Next::Silent => {
+                            return Err(format!("line {line}: nothing within {WATCHDOG:?}"));
+                        }
+                    }
+                }
+                if !matches_unordered(group, &actual) {
+                    let actual: Vec<String> = actual.iter().map(Value::to_string).collect();
+                    return Err(format!(
+                        "line {line}: the unordered group does not match\n  actual   {}",
+                        actual.join("\n           ")
+                    ));
+                }
+            }
+            Step::Exit(line, code) => {
+                host.close_stdin();
+                exit = Some((*line, *code));
+            }
         }
     }
-    let (line, code) = exit;
-    host.close_stdin();
+    let (line, code) = exit.unwrap_or_else(|| {
+        host.close_stdin();
+        (0, 0)
+    });
     match host.read_within(WATCHDOG) {
         Next::Message(extra) => return Err(format!("after the transcript: unexpected {extra}")),
         Next::Eof => {}
@@ -167,13 +235,36 @@ fn every_transcript_holds_in_every_framing() {
                 continue;
             }
         };
-        for (launch, args, framing) in LAUNCHES {
-            if let Err(error) = run(&steps, args, framing) {
+        // The four launches of one transcript run side by side (each has its own host).
+        let outcomes: Vec<_> = std::thread::scope(|scope| {
+            let runs: Vec<_> = LAUNCHES
+                .iter()
+                .map(|(launch, args, framing)| {
+                    let steps = &steps;
+                    scope.spawn(move || (launch, run(steps, args, *framing)))
+                })
+                .collect();
+            runs.into_iter().map(|run| run.join().unwrap()).collect()
+        });
+        for (launch, outcome) in outcomes {
+            if let Err(error) = outcome {
                 failures.push(format!("{name} [{launch}] {error}"));
             }
         }
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn only_expectations_may_follow_the_exit_line() {
+    assert!(parse("> {}\n= 0\n< {}\n<~ 1\n<~ 2\n# done").is_ok());
+    for after in ["> {}", "= 1"] {
+        let text = format!("= 0\n{after}");
+        assert_eq!(
+            parse(&text).err(),
+            Some("line 2: only `<` or `<~` may follow `=`".to_string())
+        );
+    }
 }
 
 #[test]
@@ -196,4 +287,19 @@ fn the_matcher_compares_whole_values_with_placeholders() {
     check(r#"[1]"#, r#"[1,1]"#, Some("$"));
     check(r#"{"a":"x"}"#, r#"{"a":"<any>"}"#, Some("$.a"));
     check("1", "1.0", Some("$"));
+}
+
+#[test]
+fn an_unordered_group_matches_in_any_order_one_to_one() {
+    let check = |expected: &[&str], actual: &[&str], matches: bool| {
+        let parse = |text: &&str| serde_json::from_str::<Value>(text).unwrap();
+        let expected: Vec<_> = expected.iter().map(|e| (1, parse(e))).collect();
+        let actual: Vec<_> = actual.iter().map(parse).collect();
+        assert_eq!(matches_unordered(&expected, &actual), matches, "{actual:?}");
+    };
+    check(&["1", "2"], &["2", "1"], true);
+    check(&["1", "2"], &["1", "2"], true);
+    check(&[r#""<any>""#, "1"], &["1", "2"], true);
+    check(&["1", "1"], &["1", "2"], false);
+    check(&["1"], &["1", "1"], false);
 }

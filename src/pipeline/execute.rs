@@ -287,6 +287,16 @@ impl ToolRuntime {
             let decision =
                 match contained(async { listener.hook.decide(execution, &result).await }).await {
                     Ok(decision) => decision,
+                    // The hook failed because the call was cancelled: after dispatch that
+                    // replaces only a success (a more specific failure stays).
+                    Err(_) if execution.signal.is_aborted() => {
+                        if result.is_error() {
+                            return result;
+                        }
+                        let aborted =
+                            ToolExecutionResult::harness(HarnessCode::Aborted, "tool call aborted");
+                        return keep_contexts(result, aborted);
+                    }
                     Err(error) => {
                         let hook = listener.hook.name();
                         let message = format!(

@@ -139,8 +139,9 @@ struct Connection {
 enum Handled {
     /// A reply to send now.
     Reply(Vec<u8>),
-    /// A reply that a method task will produce.
-    Pending(tokio::task::JoinHandle<Vec<u8>>),
+    /// A reply that a method task will produce, for the request with this id (canonical
+    /// text), which stays in flight until its reply is queued: `shutdown` waits for that.
+    Pending(tokio::task::JoinHandle<Vec<u8>>, String),
     /// Nothing to send (notification or response).
     Nothing,
     /// `exit` with this code.
@@ -196,21 +197,26 @@ impl Connection {
             for element in elements {
                 match self.handle_one(element.get()).await {
                     Handled::Reply(reply) => replies.push(Handled::Reply(reply)),
-                    pending @ Handled::Pending(_) => replies.push(pending),
+                    pending @ Handled::Pending(..) => replies.push(pending),
                     Handled::Nothing => {}
                     Handled::Exit(code) => exit = exit.or(Some(code)),
                 }
             }
             if !replies.is_empty() {
+                let session = self.session.clone();
                 tasks.spawn(async move {
                     let mut parts = Vec::with_capacity(replies.len());
+                    let mut answered = Vec::new();
                     for reply in replies {
                         match reply {
                             Handled::Reply(bytes) => parts.push(bytes),
-                            Handled::Pending(task) => parts.push(
-                                task.await
-                                    .unwrap_or_else(|e| internal_error(&e.to_string())),
-                            ),
+                            Handled::Pending(task, id) => {
+                                parts.push(
+                                    task.await
+                                        .unwrap_or_else(|e| internal_error(&e.to_string())),
+                                );
+                                answered.push(id);
+                            }
                             Handled::Nothing | Handled::Exit(_) => {}
                         }
                     }
@@ -223,6 +229,9 @@ impl Connection {
                     }
                     batch.push(b']');
                     outbox.send(batch);
+                    for id in answered {
+                        session.untrack(&id);
+                    }
                 });
             }
             return exit;
@@ -232,12 +241,14 @@ impl Connection {
                 outbox.send(reply);
                 None
             }
-            Handled::Pending(task) => {
+            Handled::Pending(task, id) => {
+                let session = self.session.clone();
                 tasks.spawn(async move {
                     outbox.send(
                         task.await
                             .unwrap_or_else(|e| internal_error(&e.to_string())),
                     );
+                    session.untrack(&id);
                 });
                 None
             }
@@ -391,19 +402,19 @@ impl Connection {
             usize::MAX,
             extensions,
         );
-        let session = self.session.clone();
+        let panicked = id_text.clone();
         let run = async move {
-            let reply = match AssertUnwindSafe(call).catch_unwind().await {
+            match AssertUnwindSafe(call).catch_unwind().await {
                 Ok(response) => String::from(Box::<str>::from(response.into_json())).into_bytes(),
-                Err(_) => internal_error_for(&id_text),
-            };
-            session.untrack(&id_text);
-            reply
+                Err(_) => internal_error_for(&panicked),
+            }
         };
         if CONCURRENT_METHODS.contains(&method.as_str()) {
-            Handled::Pending(tokio::spawn(run))
+            Handled::Pending(tokio::spawn(run), id_text)
         } else {
-            Handled::Reply(run.await)
+            let reply = run.await;
+            self.session.untrack(&id_text);
+            Handled::Reply(reply)
         }
     }
 
