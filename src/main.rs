@@ -52,7 +52,11 @@ enum Command {
         file: PathBuf,
     },
     /// Print the Code Mode SDK for the configured tools.
-    Sdk,
+    Sdk {
+        /// `ts` / `typescript` or `py` / `python` (default: `codeRuntime.language`).
+        #[arg(long)]
+        lang: Option<String>,
+    },
     /// Serve the registry to an MCP client over MCP's stdio transport.
     Mcp {
         /// `native`, `code` or `both` (default: the configured `tools.mode`).
@@ -115,8 +119,14 @@ fn main() -> anyhow::Result<()> {
             runtime.shutdown_background();
             std::process::exit(code);
         }
-        Command::Sdk => {
-            let sdk = runtime.block_on(cli::sdk_text(&parsed))?;
+        Command::Sdk { lang } => {
+            let language = match lang.as_deref() {
+                None => parsed.code_runtime.language,
+                Some("ts" | "typescript") => dsh_tools_protocol::CodeLanguage::Typescript,
+                Some("py" | "python") => dsh_tools_protocol::CodeLanguage::Python,
+                Some(other) => anyhow::bail!("--lang: expected ts or py, got {other:?}"),
+            };
+            let sdk = runtime.block_on(cli::sdk_text(&parsed, language))?;
             std::io::Write::write_all(&mut std::io::stdout(), format!("{sdk}\n").as_bytes())?;
             Ok(())
         }

@@ -15,7 +15,7 @@ use crate::pipeline::ToolRuntime;
 use crate::registry::RegistryError;
 use crate::runtime::{IsolatePool, PoolConfig, RunLimits};
 use crate::tool::{AgentId, ToolError};
-use dsh_tools_protocol::CodeRuntimeConfig;
+use dsh_tools_protocol::{CodeLanguage, CodeRuntimeConfig};
 use parking_lot::RwLock;
 use std::sync::{Arc, OnceLock};
 
@@ -64,6 +64,15 @@ impl CodeMode {
     /// The TypeScript SDK over what `agent` sees (lexicographic, byte-identical for an
     /// unchanged tool set).
     pub fn sdk(runtime: &ToolRuntime, agent: Option<&AgentId>) -> String {
+        Self::sdk_in(runtime, agent, CodeLanguage::Typescript)
+    }
+
+    /// The SDK over what `agent` sees, in `language` (same ordering and determinism).
+    pub fn sdk_in(
+        runtime: &ToolRuntime,
+        agent: Option<&AgentId>,
+        language: CodeLanguage,
+    ) -> String {
         let visible = runtime.registry().visible(agent);
         let tools: Vec<SdkTool> = visible
             .iter()
@@ -74,7 +83,10 @@ impl CodeMode {
                 output_schema: &t.definition.output.json_schema,
             })
             .collect();
-        codegen::typescript_sdk(&tools)
+        match language {
+            CodeLanguage::Typescript => codegen::typescript_sdk(&tools),
+            CodeLanguage::Python => codegen::python_sdk(&tools),
+        }
     }
 
     /// Fresh isolates waiting for a run (0 before the pool started).
