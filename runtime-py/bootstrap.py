@@ -5,7 +5,8 @@ fd 4 (here -> host) carrying the private protocol: frames of a 4-byte big-endian
 UTF-8 JSON. Here -> host: {"t":"log","s":stream,"text":...}, {"t":"call","id":n,"name":...,
 "args":...}, {"t":"done","answer":...} where the answer is "v<json>" (a value), "u" (no
 value), "i" (not lossless JSON), "e<message>" (an exception) or "m" (out of memory). Host ->
-here: {"t":"start","code":...,"cpuSeconds":n} once, then {"t":"result","id":n,"ok":value}
+here: {"t":"start","code":...,"cpuSeconds":n} once (after {"t":"ready"} said this
+interpreter finished starting), then {"t":"result","id":n,"ok":value}
 or {"t":"result","id":n,"error":message} per binding call. fds 0-2 are /dev/null: the
 program's print(), sys.stdout/sys.stderr and logging are captured as log lines instead.
 """
@@ -374,6 +375,7 @@ def _read_results():
 
 def _main():
     global _loop
+    _send({"t": "ready"})
     body = _read_frame()
     if body is None:
         os._exit(0)

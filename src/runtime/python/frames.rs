@@ -26,6 +26,8 @@ pub(super) enum ChildFrame {
     Done {
         answer: String,
     },
+    /// The interpreter finished starting and waits for its program.
+    Ready,
     /// The stream broke the protocol (`why`); the run ends as `worker-exit`.
     Garbled(String),
 }
@@ -47,6 +49,14 @@ pub(super) fn read_frames(mut from_child: pipe::Receiver) -> mpsc::Receiver<Chil
         }
     });
     receiver
+}
+
+/// Waits for the interpreter's `ready` frame; false if anything else comes (or nothing).
+pub(super) async fn await_ready(from_child: &mut pipe::Receiver) -> bool {
+    matches!(
+        read_frame(from_child).await,
+        Ok(Some(body)) if matches!(parse(&body), ChildFrame::Ready)
+    )
 }
 
 async fn read_frame(from_child: &mut pipe::Receiver) -> std::io::Result<Option<Vec<u8>>> {
@@ -84,6 +94,7 @@ fn parse(body: &[u8]) -> ChildFrame {
             (Some(stream), Some(text)) => ChildFrame::Log { stream, text },
             _ => garbled("a log frame lacks its stream or text"),
         },
+        Some("ready") => ChildFrame::Ready,
         Some("done") => match text_field("answer") {
             Some(answer) => ChildFrame::Done { answer },
             None => garbled("a done frame lacks its answer"),

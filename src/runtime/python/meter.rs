@@ -1,4 +1,7 @@
-//! CPU time of an interpreter process (user + system), read from `/proc/<pid>/stat`.
+//! Busy time of an interpreter process: how long its threads ran or were ready to run,
+//! from `/proc/<pid>/task/*/schedstat` (so a loaded machine does not stretch the compute
+//! budget in wall time, as busy time of an isolate thread is not stretched either), or its
+//! CPU time (user + system, `/proc/<pid>/stat`) where the kernel keeps no schedstat.
 
 use std::time::Duration;
 
@@ -9,8 +12,31 @@ fn ticks_per_second() -> u64 {
     u64::try_from(ticks).ok().filter(|t| *t > 0).unwrap_or(100)
 }
 
+/// Busy time of `pid` so far; `None` once it is gone.
+pub(super) fn busy_time(pid: i32) -> Option<Duration> {
+    runnable_time(pid).or_else(|| cpu_time(pid))
+}
+
+/// Time the threads of `pid` spent on a CPU or waiting in a run queue for one.
+fn runnable_time(pid: i32) -> Option<Duration> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut total = 0u64;
+    let mut any = false;
+    for task in tasks.flatten() {
+        let Ok(line) = std::fs::read_to_string(task.path().join("schedstat")) else {
+            continue;
+        };
+        let mut fields = line.split_ascii_whitespace();
+        let on_cpu: u64 = fields.next()?.parse().ok()?;
+        let waiting: u64 = fields.next()?.parse().ok()?;
+        total = total.saturating_add(on_cpu).saturating_add(waiting);
+        any = true;
+    }
+    any.then(|| Duration::from_nanos(total))
+}
+
 /// CPU time `pid` has used so far; `None` once it is gone.
-pub(super) fn cpu_time(pid: i32) -> Option<Duration> {
+fn cpu_time(pid: i32) -> Option<Duration> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     parse_cpu_ticks(&stat).map(|ticks| Duration::from_millis(ticks * 1000 / ticks_per_second()))
 }
@@ -44,6 +70,9 @@ mod tests {
             Some(300),
         );
         check("garbage", None);
-        assert!(cpu_time(i32::try_from(std::process::id()).unwrap()).is_some());
+        let me = i32::try_from(std::process::id()).unwrap();
+        assert!(cpu_time(me).is_some());
+        assert!(busy_time(me).is_some());
+        assert_eq!(busy_time(-1), None);
     }
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::frames;
 use super::run::drive;
 use super::spawn::{self, Interpreter};
 use crate::runtime::contract::{FailureKind, RunFailure, RunOutcome, RunRequest, RuntimeError};
@@ -27,6 +28,8 @@ pub struct PythonConfig {
 
 /// Pause before trying again after an interpreter failed to start.
 const RESPAWN_BACKOFF: Duration = Duration::from_millis(500);
+/// How long a starting interpreter may take to say it is ready.
+const BOOT_GUARD: Duration = Duration::from_secs(30);
 
 /// A pool of fresh interpreters; cheap to clone, every clone shares them.
 #[derive(Clone)]
@@ -48,9 +51,9 @@ impl Drop for Inner {
 }
 
 impl PythonPool {
-    /// Finds the interpreter, starts the first one (so a missing or broken `python3` is an
-    /// error here rather than on the first run) and keeps `size` started from then on.
-    /// Call inside a tokio runtime.
+    /// Finds the interpreter (running it once, so a missing or broken `python3` is an error
+    /// here rather than on the first run; this blocks) and keeps `size` started from then
+    /// on. Call inside a tokio runtime.
     pub fn new(config: PythonConfig) -> Result<Self, RuntimeError> {
         if config.size == 0 {
             return Err(RuntimeError::InvalidConfig("size must be at least 1"));
@@ -62,17 +65,8 @@ impl PythonPool {
         }
         let interpreter =
             spawn::find_interpreter(&config.interpreter).map_err(RuntimeError::Bootstrap)?;
-        let first = spawn::spawn(&interpreter, config.max_heap_mb).map_err(|error| {
-            RuntimeError::Bootstrap(format!(
-                "could not start {}: {error}",
-                interpreter.display()
-            ))
-        })?;
         let (sender, receiver) = mpsc::channel(config.size);
         let ready_count = Arc::new(AtomicUsize::new(0));
-        if sender.try_send(first).is_ok() {
-            ready_count.fetch_add(1, Ordering::Relaxed);
-        }
         let closed = CancellationToken::new();
         tokio::spawn(refill(
             sender,
@@ -127,7 +121,8 @@ impl PythonPool {
     }
 }
 
-/// Starts interpreters as runs take them, until the pool closes.
+/// Starts interpreters as runs take them, each booting on a task of its own, until the
+/// pool closes.
 async fn refill(
     sender: mpsc::Sender<Interpreter>,
     interpreter: PathBuf,
@@ -135,27 +130,46 @@ async fn refill(
     ready_count: Arc<AtomicUsize>,
     closed: CancellationToken,
 ) {
+    let interpreter = Arc::new(interpreter);
     loop {
         let permit = tokio::select! {
             () = closed.cancelled() => return,
-            permit = sender.reserve() => match permit {
+            permit = sender.clone().reserve_owned() => match permit {
                 Ok(permit) => permit,
                 Err(_) => return,
             },
         };
-        match spawn::spawn(&interpreter, max_heap_mb) {
-            Ok(fresh) => {
-                permit.send(fresh);
-                ready_count.fetch_add(1, Ordering::Relaxed);
+        let (interpreter, ready_count, closed) =
+            (interpreter.clone(), ready_count.clone(), closed.clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                () = closed.cancelled() => {}
+                booted = boot(&interpreter, max_heap_mb) => match booted {
+                    Ok(fresh) => {
+                        permit.send(fresh);
+                        ready_count.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(error) => {
+                        tracing::warn!("could not start {}: {error}", interpreter.display());
+                        // The permit is held through the pause, so failures do not spin.
+                        tokio::time::sleep(RESPAWN_BACKOFF).await;
+                    }
+                },
             }
-            Err(error) => {
-                drop(permit);
-                tracing::warn!("could not start {}: {error}", interpreter.display());
-                tokio::select! {
-                    () = closed.cancelled() => return,
-                    () = tokio::time::sleep(RESPAWN_BACKOFF) => {}
-                }
-            }
-        }
+        });
+    }
+}
+
+/// Starts an interpreter and waits until it says it is ready: only a booted interpreter is
+/// handed out, so its start-up costs a run neither wall time nor compute budget.
+async fn boot(interpreter: &std::path::Path, max_heap_mb: u64) -> Result<Interpreter, String> {
+    let mut fresh = spawn::spawn(interpreter, max_heap_mb).map_err(|e| e.to_string())?;
+    let from_child = fresh
+        .from_child
+        .as_mut()
+        .ok_or_else(|| "the interpreter has no pipe".to_owned())?;
+    match tokio::time::timeout(BOOT_GUARD, frames::await_ready(from_child)).await {
+        Ok(true) => Ok(fresh),
+        Ok(false) | Err(_) => Err("the interpreter did not finish starting".to_owned()),
     }
 }

@@ -10,7 +10,7 @@ use futures::stream::FuturesUnordered;
 use tokio_util::sync::CancellationToken;
 
 use super::frames::{self, ChildFrame};
-use super::meter::cpu_time;
+use super::meter::busy_time;
 use super::spawn::Interpreter;
 use crate::runtime::contract::{FailureKind, LogStream, RunFailure, RunOutcome, RunRequest};
 use crate::runtime::control::StopReason;
@@ -48,7 +48,7 @@ pub(super) async fn drive(
     } = request;
     let started = Instant::now();
     let pid = interpreter.pid;
-    let baseline = cpu_time(pid).unwrap_or_default();
+    let baseline = busy_time(pid).unwrap_or_default();
     let compute = Duration::from_millis(limits.compute_ms);
     let wall_deadline = started + Duration::from_millis(limits.max_wall_ms);
     // RLIMIT_CPU backstop: the budget rounded up, plus the startup already spent and a second.
@@ -74,13 +74,13 @@ pub(super) async fn drive(
             break End::Stopped(StopReason::WallBudget);
         }
         if now >= next_check {
-            let spent = cpu_time(pid).unwrap_or(baseline).saturating_sub(baseline);
+            let spent = busy_time(pid).unwrap_or(baseline).saturating_sub(baseline);
             if spent >= compute {
                 break End::Stopped(StopReason::ComputeBudget);
             }
-            // CPU time cannot grow faster than wall time, so the budget cannot run out
-            // before the rest of it has elapsed.
-            next_check = now + compute.saturating_sub(spent).max(MIN_CHECK_INTERVAL);
+            // Busy time grows no faster than wall time per thread; a second thread may
+            // double it, so checks come at least twice per remaining budget.
+            next_check = now + (compute.saturating_sub(spent) / 2).max(MIN_CHECK_INTERVAL);
         }
         let wake = wall_deadline.min(next_check);
         tokio::select! {
@@ -99,6 +99,7 @@ pub(super) async fn drive(
                     calls.push(async move { (id, call.await) });
                 }
                 Some(ChildFrame::Done { answer }) => break End::Answered(answer),
+                Some(ChildFrame::Ready) => {}
                 Some(ChildFrame::Garbled(why)) => break End::Vanished(Some(why)),
                 None => break End::Vanished(None),
             },
