@@ -46,7 +46,7 @@ enum Command {
         #[arg(long, default_value = "lsp")]
         framing: String,
     },
-    /// Run one Code Mode program (TypeScript) against the configured tools.
+    /// Run one Code Mode program (in `codeRuntime.language`) against the configured tools.
     Run {
         /// The program: the body of an async function.
         file: PathBuf,

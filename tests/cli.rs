@@ -231,3 +231,34 @@ fn sdk_prints_what_the_prompt_shows_for_the_same_tools() {
         printed
     );
 }
+
+#[test]
+fn sdk_lang_py_prints_what_a_python_prompt_shows() {
+    let output = dsh_tools(&["sdk", "--lang", "py"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let printed = String::from_utf8(output.stdout).unwrap();
+    let mut host = Host::initialized(
+        Framing::Ndjson,
+        json!({}),
+        json!({ "tools": { "mode": "code" }, "codeRuntime": { "language": "python" } }),
+    );
+    let prompt = host.request("tools/prompt", json!({}));
+    let sdk = prompt["result"]["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "tools:sdk")
+        .unwrap()["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(printed, sdk + "\n");
+    assert!(printed.contains("```py\n"), "{printed}");
+    assert_eq!(host.finish(), 0);
+    let refused = dsh_tools(&["sdk", "--lang", "rb"]);
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--lang: expected ts or py"),
+        "{refused:?}"
+    );
+}
