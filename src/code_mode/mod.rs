@@ -128,6 +128,22 @@ impl CodeMode {
         }
     }
 
+    /// The interpreter pool, started on a blocking thread if this is its first use (finding
+    /// the interpreter runs it once).
+    async fn started_python_pool(self: &Arc<Self>) -> Result<PythonPool, ToolError> {
+        if let Some(pool) = self.python.get() {
+            return pool.clone().map_err(|e| {
+                ToolError::new(format!("the Python Code Mode runtime could not start: {e}"))
+            });
+        }
+        let code = self.clone();
+        tokio::task::spawn_blocking(move || code.python_pool().cloned())
+            .await
+            .map_err(|e| {
+                ToolError::new(format!("the Python Code Mode runtime could not start: {e}"))
+            })?
+    }
+
     /// The interpreter pool (started on first use; call inside the tokio runtime).
     fn python_pool(&self) -> Result<&PythonPool, ToolError> {
         let pool = self.python.get_or_init(|| {

@@ -93,7 +93,7 @@ async fn run(
     };
     let outcome = match language {
         CodeLanguage::Typescript => code.pool()?.run(request).await,
-        CodeLanguage::Python => code.python_pool()?.run(request).await,
+        CodeLanguage::Python => code.started_python_pool().await?.run(request).await,
     };
     for context in bridge.drain().await {
         ctx.defer_context(context);
