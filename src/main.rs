@@ -46,7 +46,7 @@ enum Command {
         #[arg(long, default_value = "lsp")]
         framing: String,
     },
-    /// Run one Code Mode program (in `codeRuntime.language`) against the configured tools.
+    /// Run one Code Mode program (`.py`: Python, `.ts`: TypeScript, else `codeRuntime.language`) against the configured tools.
     Run {
         /// The program: the body of an async function.
         file: PathBuf,
@@ -114,6 +114,17 @@ fn main() -> anyhow::Result<()> {
             std::process::exit(code);
         }
         Command::Run { file } => {
+            // The file's extension picks the language: `.py` runs as Python, `.ts` as TypeScript.
+            let mut parsed = parsed;
+            match file.extension().and_then(|e| e.to_str()) {
+                Some("py") => {
+                    parsed.code_runtime.language = dsh_tools_protocol::CodeLanguage::Python
+                }
+                Some("ts") => {
+                    parsed.code_runtime.language = dsh_tools_protocol::CodeLanguage::Typescript;
+                }
+                _ => {}
+            }
             let code = runtime
                 .block_on(async { cli::run_program(&file, &parsed, cli::on_terminate()).await })?;
             runtime.shutdown_background();

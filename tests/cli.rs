@@ -90,6 +90,20 @@ fn run_prints_the_model_facing_content_and_exits_by_outcome() {
             "Error: code run failed (exception): Error: boom at program.ts:2:7\nCaptured output:\nbefore\n",
         ),
         (
+            "ok.py",
+            "rows = [{'id': 1}, {'id': 2}]\nprint('rows', len(rows))\nreturn [r['id'] for r in rows]",
+            0,
+            "completed",
+            "rows 2\n[\n  1,\n  2\n]\n",
+        ),
+        (
+            "throws.py",
+            "print('before')\nraise RuntimeError('boom')",
+            1,
+            "failed",
+            "Error: code run failed (exception): RuntimeError: boom at program.py:2\nCaptured output:\nbefore\n",
+        ),
+        (
             "enum.ts",
             "enum E { A }",
             1,

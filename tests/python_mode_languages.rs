@@ -146,3 +146,36 @@ fn initialize_reports_the_loaded_languages() {
         assert_eq!(host.finish(), 0);
     }
 }
+
+#[test]
+fn code_runtime_python_names_the_interpreter() {
+    let real = String::from_utf8(
+        std::process::Command::new("python3")
+            .args(["-c", "import sys; sys.stdout.write(sys.executable)"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let mut host = Host::code_mode(
+        code_support::Framing::Ndjson,
+        "code",
+        json!({ "codeRuntime": { "language": "python", "python": real } }),
+    );
+    let result = host.run_code("named", "import sys\nreturn sys.executable");
+    assert_eq!(result["value"]["result"], json!(real), "{result}");
+    assert_eq!(host.finish(), 0);
+
+    let mut host = Host::code_mode(
+        code_support::Framing::Ndjson,
+        "code",
+        json!({ "codeRuntime": { "language": "python", "python": "/nonexistent/python3" } }),
+    );
+    let result = host.run_code("missing", "return 1");
+    assert_eq!(
+        result["error"]["message"],
+        "the Python Code Mode runtime could not start: the runtime bootstrap failed: could not start /nonexistent/python3: No such file or directory (os error 2)",
+        "{result}"
+    );
+    assert_eq!(host.finish(), 0);
+}
