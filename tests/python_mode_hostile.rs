@@ -15,9 +15,11 @@ const COMPUTE_MS: u64 = 300;
 /// How late the runtime may enforce a budget (the contract).
 const ENFORCEMENT_SLACK: Duration = Duration::from_millis(100);
 /// What the client measures beyond the runtime's own budget: handing the run to a warm
-/// interpreter, writing the notifications and the response, pipe I/O, and scheduling of an
-/// unoptimized build on a shared two-core machine.
-const PROCESS_MARGIN: Duration = Duration::from_millis(400);
+/// interpreter, killing and reaping its process group, writing the notifications and the
+/// response, pipe I/O, and scheduling of an unoptimized build on a shared two-core machine
+/// (where other builds run: 400 ms, the TypeScript suite's margin, was exceeded by 35 ms
+/// once in twelve runs of this suite).
+const PROCESS_MARGIN: Duration = Duration::from_millis(600);
 /// How long processes may take to disappear after their end was caused (a deadlock guard
 /// for the polling below, not a timing assertion).
 const GONE_GUARD: Duration = Duration::from_secs(10);
