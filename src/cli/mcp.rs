@@ -19,7 +19,8 @@ pub async fn serve_mcp(
     {
         tracing::warn!("{e}");
     }
-    let front = McpFront::new(local.runtime.clone(), mode);
+    let front =
+        McpFront::new(local.runtime.clone(), mode).with_language(config.code_runtime.language);
     let served = serve(front, tokio::io::stdin(), tokio::io::stdout(), stop).await;
     local.mcp.shutdown().await;
     Ok(served?)

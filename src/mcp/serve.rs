@@ -5,11 +5,11 @@
 //! as its abort signal.
 
 use crate::code_mode::CodeMode;
-use crate::codegen::{run_code_description, run_code_input_schema};
+use crate::codegen::{run_code_description_in, run_code_input_schema_in};
 use crate::pipeline::ToolRuntime;
 use crate::registry::RUN_CODE;
 use crate::tool::{Signal, ToolDefinition, ToolExecutionInput};
-use dsh_tools_protocol::PresentationMode;
+use dsh_tools_protocol::{CodeLanguage, PresentationMode};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
@@ -28,6 +28,8 @@ use tokio_util::sync::CancellationToken;
 pub struct McpFront {
     runtime: Arc<ToolRuntime>,
     mode: PresentationMode,
+    /// The Code Mode language of `run_code`'s description and SDK.
+    language: CodeLanguage,
     calls: AtomicU64,
 }
 
@@ -38,8 +40,15 @@ impl McpFront {
         McpFront {
             runtime,
             mode,
+            language: CodeLanguage::Typescript,
             calls: AtomicU64::new(0),
         }
+    }
+
+    /// The same front with `run_code` described (and its SDK rendered) in `language`.
+    pub fn with_language(mut self, language: CodeLanguage) -> Self {
+        self.language = language;
+        self
     }
 
     /// The tools an MCP client sees, in registry order (`run_code` last).
@@ -56,9 +65,13 @@ impl McpFront {
         if self.mode != PresentationMode::Native
             && let Some(run_code) = self.runtime.registry().resolve(RUN_CODE, None)
         {
-            let sdk = CodeMode::sdk(&self.runtime, None);
-            let mut tool = mcp_tool(&run_code.definition, run_code_description(&sdk));
-            tool.input_schema = Arc::new(mcp_input_schema(&run_code_input_schema()));
+            let sdk = CodeMode::sdk_in(&self.runtime, None, self.language);
+            let mut tool = mcp_tool(
+                &run_code.definition,
+                run_code_description_in(self.language, &sdk),
+            );
+            tool.input_schema =
+                Arc::new(mcp_input_schema(&run_code_input_schema_in(self.language)));
             tools.push(tool);
         }
         tools
@@ -259,6 +272,33 @@ mod tests {
                 Value::Object(mcp_input_schema(&schema)),
                 expected,
                 "{schema}"
+            );
+        }
+    }
+
+    #[test]
+    fn run_code_is_described_in_the_configured_language() {
+        let mut config = dsh_tools_protocol::HostConfig::default();
+        config.tools.mode = PresentationMode::Code;
+        let runtime = ToolRuntime::new(&config);
+        CodeMode::install(&runtime, config.code_runtime.clone()).unwrap();
+        for (language, summary, fence) in [
+            (
+                CodeLanguage::Typescript,
+                "Run a TypeScript program",
+                "```ts\n",
+            ),
+            (CodeLanguage::Python, "Run a Python program", "```py\n"),
+        ] {
+            let tools = McpFront::new(runtime.clone(), PresentationMode::Code)
+                .with_language(language)
+                .tools();
+            let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+            assert_eq!(names, ["run_code"]);
+            let description = tools[0].description.as_deref().unwrap_or_default();
+            assert!(
+                description.starts_with(summary) && description.contains(fence),
+                "{description}"
             );
         }
     }
