@@ -235,6 +235,10 @@ class _LineWriter(io.TextIOBase):
         self._stream = stream
         self._partial = ""
 
+    @property
+    def encoding(self):
+        return "utf-8"
+
     def writable(self):
         return True
 
