@@ -81,26 +81,18 @@ fn parse(body: &[u8]) -> ChildFrame {
     let Ok(Value::Object(mut frame)) = json::parse(text) else {
         return garbled("a frame is not a JSON object");
     };
-    fn text_field(frame: &mut serde_json::Map<String, Value>, name: &str) -> Option<String> {
-        match frame.remove(name) {
-            Some(Value::String(text)) => Some(text),
-            _ => None,
-        }
-    }
-    let kind = text_field(&mut frame, "t");
-    let mut text_field = |name: &str| text_field(&mut frame, name);
-    match kind.as_deref() {
-        Some("log") => match (text_field("s"), text_field("text")) {
+    match take_text(&mut frame, "t").as_deref() {
+        Some("log") => match (take_text(&mut frame, "s"), take_text(&mut frame, "text")) {
             (Some(stream), Some(text)) => ChildFrame::Log { stream, text },
             _ => garbled("a log frame lacks its stream or text"),
         },
         Some("ready") => ChildFrame::Ready,
-        Some("done") => match text_field("answer") {
+        Some("done") => match take_text(&mut frame, "answer") {
             Some(answer) => ChildFrame::Done { answer },
             None => garbled("a done frame lacks its answer"),
         },
         Some("call") => {
-            let name = text_field("name");
+            let name = take_text(&mut frame, "name");
             let id = frame.get("id").and_then(Value::as_u64);
             match (id, name, frame.remove("args")) {
                 (Some(id), Some(name), Some(args)) => ChildFrame::Call { id, name, args },
@@ -108,6 +100,14 @@ fn parse(body: &[u8]) -> ChildFrame {
             }
         }
         _ => garbled("a frame has an unknown type"),
+    }
+}
+
+/// Removes the string member `name` from a frame.
+fn take_text(frame: &mut serde_json::Map<String, Value>, name: &str) -> Option<String> {
+    match frame.remove(name) {
+        Some(Value::String(text)) => Some(text),
+        _ => None,
     }
 }
 
