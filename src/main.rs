@@ -46,13 +46,17 @@ enum Command {
         #[arg(long, default_value = "lsp")]
         framing: String,
     },
-    /// Run one Code Mode program (TypeScript) against the configured tools.
+    /// Run one Code Mode program (`.py`: Python, `.ts`: TypeScript, else `codeRuntime.language`) against the configured tools.
     Run {
         /// The program: the body of an async function.
         file: PathBuf,
     },
     /// Print the Code Mode SDK for the configured tools.
-    Sdk,
+    Sdk {
+        /// `ts` / `typescript` or `py` / `python` (default: `codeRuntime.language`).
+        #[arg(long)]
+        lang: Option<String>,
+    },
     /// Serve the registry to an MCP client over MCP's stdio transport.
     Mcp {
         /// `native`, `code` or `both` (default: the configured `tools.mode`).
@@ -110,13 +114,30 @@ fn main() -> anyhow::Result<()> {
             std::process::exit(code);
         }
         Command::Run { file } => {
+            // The file's extension picks the language: `.py` runs as Python, `.ts` as TypeScript.
+            let mut parsed = parsed;
+            match file.extension().and_then(|e| e.to_str()) {
+                Some("py") => {
+                    parsed.code_runtime.language = dsh_tools_protocol::CodeLanguage::Python
+                }
+                Some("ts") => {
+                    parsed.code_runtime.language = dsh_tools_protocol::CodeLanguage::Typescript;
+                }
+                _ => {}
+            }
             let code = runtime
                 .block_on(async { cli::run_program(&file, &parsed, cli::on_terminate()).await })?;
             runtime.shutdown_background();
             std::process::exit(code);
         }
-        Command::Sdk => {
-            let sdk = runtime.block_on(cli::sdk_text(&parsed))?;
+        Command::Sdk { lang } => {
+            let language = match lang.as_deref() {
+                None => parsed.code_runtime.language,
+                Some("ts" | "typescript") => dsh_tools_protocol::CodeLanguage::Typescript,
+                Some("py" | "python") => dsh_tools_protocol::CodeLanguage::Python,
+                Some(other) => anyhow::bail!("--lang: expected ts or py, got {other:?}"),
+            };
+            let sdk = runtime.block_on(cli::sdk_text(&parsed, language))?;
             std::io::Write::write_all(&mut std::io::stdout(), format!("{sdk}\n").as_bytes())?;
             Ok(())
         }

@@ -7,7 +7,7 @@ use crate::pipeline::ToolRuntime;
 use crate::registry::RUN_CODE;
 use crate::tool::AgentId;
 use dsh_tools_protocol::{
-    CodeLanguage, PresentationMode, PromptAssembly, PromptSection, PromptTool,
+    CodeLanguage, CodeRuntimeConfig, PresentationMode, PromptAssembly, PromptSection, PromptTool,
 };
 
 /// The rule stated under `code` (order 99, before per-tool guidance).
@@ -20,9 +20,11 @@ pub enum PromptError {
     /// `toolOrder` names a tool this presentation does not contribute.
     #[error("tools.toolOrder lists \"{0}\", which the {1} presentation does not contribute")]
     OrderNotContributed(String, &'static str),
-    /// The configured Code Mode language has no SDK renderer in this host.
-    #[error("codeRuntime.language \"{0}\" has no SDK renderer in this host")]
-    NoRenderer(&'static str),
+    /// The scope's Code Mode language has no runtime loaded in this host.
+    #[error(
+        "Code Mode language \"{0}\" has no runtime loaded in this host (codeRuntime.language / codeRuntime.languages)"
+    )]
+    NoRuntime(&'static str),
 }
 
 impl PromptError {
@@ -30,18 +32,37 @@ impl PromptError {
     pub fn code(&self) -> &'static str {
         match self {
             PromptError::OrderNotContributed(..) => "TOOL_ORDER",
-            PromptError::NoRenderer(_) => "NO_SDK_RENDERER",
+            PromptError::NoRuntime(_) => "NO_CODE_RUNTIME",
         }
     }
 }
 
-/// Assembles the prompt of `agent`'s scope.
+/// The wire spelling of a Code Mode language.
+pub fn language_name(language: CodeLanguage) -> &'static str {
+    match language {
+        CodeLanguage::Typescript => "typescript",
+        CodeLanguage::Python => "python",
+    }
+}
+
+/// The Code Mode language of `agent`: its `presentAs` language, else the configured default.
+pub fn language_of(
+    runtime: &ToolRuntime,
+    agent: Option<&AgentId>,
+    code: &CodeRuntimeConfig,
+) -> CodeLanguage {
+    runtime.registry().language(agent).unwrap_or(code.language)
+}
+
+/// Assembles the prompt of `agent`'s scope; a code presentation speaks the agent's
+/// language, which must have a loaded runtime.
 pub fn assemble(
     runtime: &ToolRuntime,
     agent: Option<&AgentId>,
     tool_order: &[String],
-    language: CodeLanguage,
+    code: &CodeRuntimeConfig,
 ) -> Result<PromptAssembly, PromptError> {
+    let language = language_of(runtime, agent, code);
     let mode = runtime.registry().mode(agent);
     let mode_name = match mode {
         PresentationMode::Native => "native",
@@ -64,8 +85,8 @@ pub fn assemble(
     }
     let mut sections = Vec::new();
     if mode != PresentationMode::Native {
-        if language != CodeLanguage::Typescript {
-            return Err(PromptError::NoRenderer("python"));
+        if !code.loads(language) {
+            return Err(PromptError::NoRuntime(language_name(language)));
         }
         let rule = if mode == PresentationMode::Code {
             CODE_ONLY_RULE
@@ -80,12 +101,12 @@ pub fn assemble(
         sections.push(PromptSection {
             name: "tools:sdk".into(),
             order: 150,
-            text: CodeMode::sdk(runtime, agent),
+            text: CodeMode::sdk_in(runtime, agent, language),
         });
         tools.push(PromptTool {
             name: RUN_CODE.into(),
-            description: codegen::run_code_description(""),
-            input_schema: codegen::run_code_input_schema(),
+            description: codegen::run_code_description_in(language, ""),
+            input_schema: codegen::run_code_input_schema_in(language),
         });
     }
     let known = runtime.registry().known_names(None);

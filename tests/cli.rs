@@ -90,6 +90,20 @@ fn run_prints_the_model_facing_content_and_exits_by_outcome() {
             "Error: code run failed (exception): Error: boom at program.ts:2:7\nCaptured output:\nbefore\n",
         ),
         (
+            "ok.py",
+            "rows = [{'id': 1}, {'id': 2}]\nprint('rows', len(rows))\nreturn [r['id'] for r in rows]",
+            0,
+            "completed",
+            "rows 2\n[\n  1,\n  2\n]\n",
+        ),
+        (
+            "throws.py",
+            "print('before')\nraise RuntimeError('boom')",
+            1,
+            "failed",
+            "Error: code run failed (exception): RuntimeError: boom at program.py:2\nCaptured output:\nbefore\n",
+        ),
+        (
             "enum.ts",
             "enum E { A }",
             1,
@@ -229,5 +243,36 @@ fn sdk_prints_what_the_prompt_shows_for_the_same_tools() {
     assert_eq!(
         String::from_utf8(dsh_tools(&["sdk"]).stdout).unwrap(),
         printed
+    );
+}
+
+#[test]
+fn sdk_lang_py_prints_what_a_python_prompt_shows() {
+    let output = dsh_tools(&["sdk", "--lang", "py"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let printed = String::from_utf8(output.stdout).unwrap();
+    let mut host = Host::initialized(
+        Framing::Ndjson,
+        json!({}),
+        json!({ "tools": { "mode": "code" }, "codeRuntime": { "language": "python" } }),
+    );
+    let prompt = host.request("tools/prompt", json!({}));
+    let sdk = prompt["result"]["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "tools:sdk")
+        .unwrap()["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(printed, sdk + "\n");
+    assert!(printed.contains("```py\n"), "{printed}");
+    assert_eq!(host.finish(), 0);
+    let refused = dsh_tools(&["sdk", "--lang", "rb"]);
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--lang: expected ts or py"),
+        "{refused:?}"
     );
 }

@@ -1,7 +1,9 @@
-//! Golden Code Mode programs through the real binary: every `tests/golden/<name>.ts` runs as
+//! Golden Code Mode programs through the real binary: every `tests/golden/<name>.ts` (and
+//! every Python `tests/golden/<name>.py`, run with `codeRuntime.language: "python"`) runs as
 //! `run_code` in both framings and must produce exactly `tests/golden/<name>.expected.json`.
 //!
-//! A program may start with `///` lines whose text is one JSON object configuring its run:
+//! A program may start with `///` lines (`##` in Python) whose text is one JSON object
+//! configuring its run:
 //! - `config`: merged into the host config (the default presents `tools.mode: "code"`);
 //! - `tools`: client tools to register — a full spec, or a name for a concurrency-safe tool
 //!   taking any object and returning any JSON;
@@ -28,6 +30,8 @@ const CALL_ID: &str = "golden";
 
 struct Golden {
     name: String,
+    /// A `.py` program, run by the Python runtime.
+    python: bool,
     program: String,
     header: Map<String, Value>,
     expected_path: PathBuf,
@@ -38,17 +42,19 @@ fn goldens() -> Vec<Golden> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|e| e == "ts"))
+        .filter(|path| path.extension().is_some_and(|e| e == "ts" || e == "py"))
         .collect();
     paths.sort();
     paths
         .into_iter()
         .map(|path| {
             let program = std::fs::read_to_string(&path).unwrap();
+            let python = path.extension().is_some_and(|e| e == "py");
+            let prefix = if python { "##" } else { "///" };
             let header_text: String = program
                 .lines()
-                .take_while(|line| line.starts_with("///"))
-                .map(|line| line.trim_start_matches('/'))
+                .take_while(|line| line.starts_with(prefix))
+                .map(|line| &line[prefix.len()..])
                 .collect::<Vec<_>>()
                 .join("\n");
             let header = if header_text.trim().is_empty() {
@@ -64,6 +70,7 @@ fn goldens() -> Vec<Golden> {
             };
             let name = path.file_stem().unwrap().to_string_lossy().into_owned();
             Golden {
+                python,
                 expected_path: path.with_file_name(format!("{name}.expected.json")),
                 name,
                 program,
@@ -75,7 +82,11 @@ fn goldens() -> Vec<Golden> {
 
 /// The host config of a golden: the header's `config` over the defaults.
 fn config_of(golden: &Golden) -> Value {
-    let mut config = json!({});
+    let mut config = if golden.python {
+        json!({ "codeRuntime": { "language": "python" } })
+    } else {
+        json!({})
+    };
     code_support::merge(
         &mut config,
         golden.header.get("config").cloned().unwrap_or(json!({})),

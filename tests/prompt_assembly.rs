@@ -7,7 +7,7 @@ use dsh_tools::ToolRuntime;
 use dsh_tools::code_mode::CodeMode;
 use dsh_tools::prompt::{PromptError, assemble};
 use dsh_tools::tool::{AgentId, BodyOutput, ToolDefinition, ToolRunContext};
-use dsh_tools_protocol::{CodeLanguage, HostConfig, PresentationMode};
+use dsh_tools_protocol::{CodeLanguage, CodeRuntimeConfig, HostConfig, PresentationMode};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
@@ -77,7 +77,7 @@ fn golden(name: &str, actual: &Value) {
 
 fn assembled(runtime: &ToolRuntime, agent: Option<&AgentId>, order: &[&str]) -> Value {
     let order: Vec<String> = order.iter().map(|s| s.to_string()).collect();
-    serde_json::to_value(assemble(runtime, agent, &order, CodeLanguage::Typescript).unwrap())
+    serde_json::to_value(assemble(runtime, agent, &order, &CodeRuntimeConfig::default()).unwrap())
         .unwrap()
 }
 
@@ -126,7 +126,7 @@ fn tool_order_orders_native_tools_and_rejects_what_the_mode_does_not_contribute(
         &native,
         None,
         &["run_code".into()],
-        CodeLanguage::Typescript,
+        &CodeRuntimeConfig::default(),
     )
     .unwrap_err();
     assert_eq!(
@@ -134,7 +134,8 @@ fn tool_order_orders_native_tools_and_rejects_what_the_mode_does_not_contribute(
         PromptError::OrderNotContributed("run_code".into(), "native")
     );
     let code = runtime(PresentationMode::Code, &[0, 1, 2]);
-    let rejected = assemble(&code, None, &["read".into()], CodeLanguage::Typescript).unwrap_err();
+    let rejected =
+        assemble(&code, None, &["read".into()], &CodeRuntimeConfig::default()).unwrap_err();
     assert_eq!(
         rejected,
         PromptError::OrderNotContributed("read".into(), "code")
@@ -184,11 +185,40 @@ fn a_code_mode_agent_beside_a_native_one_gets_its_own_run_code_and_sdk() {
 }
 
 #[test]
-fn a_language_without_an_sdk_renderer_rejects_assembly_loudly() {
-    let runtime = runtime(PresentationMode::Code, &[0]);
-    let error = assemble(&runtime, None, &[], CodeLanguage::Python).unwrap_err();
+fn an_agent_whose_language_has_no_loaded_runtime_rejects_assembly_loudly() {
+    let runtime = runtime(PresentationMode::Native, &[0, 1, 2]);
+    let coder = AgentId::from("py-coder");
+    runtime.registry().open_agent(coder.clone(), None).unwrap();
+    runtime
+        .registry()
+        .present_as_in(
+            Some(coder.clone()),
+            PresentationMode::Code,
+            Some(CodeLanguage::Python),
+        )
+        .unwrap();
+    let error = assemble(&runtime, Some(&coder), &[], &CodeRuntimeConfig::default()).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "codeRuntime.language \"python\" has no SDK renderer in this host"
+        "Code Mode language \"python\" has no runtime loaded in this host (codeRuntime.language / codeRuntime.languages)"
+    );
+    assert_eq!(error.code(), "NO_CODE_RUNTIME");
+    let both = CodeRuntimeConfig {
+        languages: vec![CodeLanguage::Typescript, CodeLanguage::Python],
+        ..CodeRuntimeConfig::default()
+    };
+    let assembly = assemble(&runtime, Some(&coder), &[], &both).unwrap();
+    let assembly = serde_json::to_value(assembly).unwrap();
+    golden("agent-python", &assembly);
+    let sdk = assembly["sections"][1]["text"].as_str().unwrap();
+    assert!(
+        sdk.contains("```py\n") && sdk.contains("async def read(self, args: ReadArgs)"),
+        "{sdk}"
+    );
+    // The default scope keeps speaking TypeScript in the same host.
+    let typescript = assemble(&runtime, None, &[], &both).unwrap();
+    assert!(
+        typescript.sections.is_empty(),
+        "the default scope is native"
     );
 }

@@ -274,7 +274,7 @@ fn default_config() -> Value {
     json!({
         "tools": { "mode": "native", "maxParallelSubCalls": 10, "toolOrder": [] },
         "codeRuntime": {
-            "language": "typescript", "computeMs": 60000, "maxWallMs": 600000,
+            "language": "typescript", "languages": [], "python": null, "computeMs": 60000, "maxWallMs": 600000,
             "maxOutputBytes": 67108864, "maxHeapMb": 512, "poolSize": 2
         },
         "pipeline": {

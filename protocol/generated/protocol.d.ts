@@ -133,9 +133,17 @@ export type PresentationMode = "native" | "code" | "both";
 
 export type CodeRuntimeConfig = { 
 /**
- * SDK and runtime language.
+ * The default SDK and runtime language (agents without a `presentAs` language).
  */
 language: CodeLanguage, 
+/**
+ * Runtimes this host loads; `language` is always among them (default: just it).
+ */
+languages: Array<CodeLanguage>, 
+/**
+ * The Python interpreter (default `python3`, found on `PATH`).
+ */
+python?: string | null, 
 /**
  * Busy-time budget of one run (ms, > 0).
  */
@@ -149,11 +157,11 @@ maxWallMs: number,
  */
 maxOutputBytes: number, 
 /**
- * Heap cap of one isolate (MiB, > 0).
+ * Heap cap of one isolate, or address-space cap of one Python process (MiB, > 0).
  */
 maxHeapMb: number, 
 /**
- * Fresh isolates kept ready (>= 1).
+ * Fresh isolates (and fresh Python interpreters) kept ready (>= 1).
  */
 poolSize: number, };
 
@@ -484,7 +492,11 @@ agent: string,
 /**
  * Its presentation.
  */
-mode: PresentationMode, };
+mode: PresentationMode, 
+/**
+ * Its Code Mode language (default: `codeRuntime.language`); needs a loaded runtime.
+ */
+language?: CodeLanguage, };
 
 export type OpenAgentParams = { 
 /**

@@ -71,7 +71,9 @@ impl Default for ToolsConfig {
 }
 
 /// Code Mode language.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema, TS,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum CodeLanguage {
     /// TypeScript in a deno_core isolate.
@@ -85,17 +87,22 @@ pub enum CodeLanguage {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct CodeRuntimeConfig {
-    /// SDK and runtime language.
+    /// The default SDK and runtime language (agents without a `presentAs` language).
     pub language: CodeLanguage,
+    /// Runtimes this host loads; `language` is always among them (default: just it).
+    pub languages: Vec<CodeLanguage>,
+    /// The Python interpreter (default `python3`, found on `PATH`).
+    #[ts(optional = nullable)]
+    pub python: Option<String>,
     /// Busy-time budget of one run (ms, > 0).
     pub compute_ms: u64,
     /// Wall-clock ceiling of one run (ms, > 0).
     pub max_wall_ms: u64,
     /// Cap on the serialized logs + completion of one run (bytes, >= 4).
     pub max_output_bytes: u64,
-    /// Heap cap of one isolate (MiB, > 0).
+    /// Heap cap of one isolate, or address-space cap of one Python process (MiB, > 0).
     pub max_heap_mb: u64,
-    /// Fresh isolates kept ready (>= 1).
+    /// Fresh isolates (and fresh Python interpreters) kept ready (>= 1).
     pub pool_size: u32,
 }
 
@@ -103,12 +110,21 @@ impl Default for CodeRuntimeConfig {
     fn default() -> Self {
         CodeRuntimeConfig {
             language: CodeLanguage::Typescript,
+            languages: Vec::new(),
+            python: None,
             compute_ms: 60_000,
             max_wall_ms: 600_000,
             max_output_bytes: 64 * 1024 * 1024,
             max_heap_mb: 512,
             pool_size: 2,
         }
+    }
+}
+
+impl CodeRuntimeConfig {
+    /// Whether this host loads a runtime for `language`.
+    pub fn loads(&self, language: CodeLanguage) -> bool {
+        language == self.language || self.languages.contains(&language)
     }
 }
 

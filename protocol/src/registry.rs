@@ -1,6 +1,6 @@
 //! Registry methods: register, unregister, reserve, schemas, get, restrict, presentAs, agents.
 
-use crate::{AgentId, JsonValue, PresentationMode};
+use crate::{AgentId, CodeLanguage, JsonValue, PresentationMode};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -177,6 +177,10 @@ pub struct PresentAsParams {
     pub agent: AgentId,
     /// Its presentation.
     pub mode: PresentationMode,
+    /// Its Code Mode language (default: `codeRuntime.language`); needs a loaded runtime.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub language: Option<CodeLanguage>,
 }
 
 /// `agents/open` params.

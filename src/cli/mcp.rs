@@ -20,7 +20,8 @@ pub async fn serve_mcp(
         tracing::warn!("{e}");
     }
     let metrics = local.policy.metrics.clone();
-    let front = McpFront::new(local.runtime.clone(), mode, metrics);
+    let front = McpFront::new(local.runtime.clone(), mode, metrics)
+        .with_language(config.code_runtime.language);
     let served = serve(front, tokio::io::stdin(), tokio::io::stdout(), stop).await;
     local.mcp.shutdown().await;
     Ok(served?)

@@ -6,7 +6,7 @@ use dsh_tools::ToolExecutionInput;
 use dsh_tools::code_mode::{CodeEvents, CodeMode, DispatchEnd, DispatchStart};
 use dsh_tools::runtime::LogStream;
 use dsh_tools::tool::ContentBlock;
-use dsh_tools_protocol::{HostConfig, PresentationMode};
+use dsh_tools_protocol::{CodeLanguage, HostConfig, PresentationMode};
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -80,10 +80,10 @@ impl CodeEvents for Printer {
     fn log(&self, _: &str, _: LogStream, _: &str) {}
 }
 
-/// The SDK text for the configured tools (ingested MCP servers included).
-pub async fn sdk_text(config: &HostConfig) -> anyhow::Result<String> {
+/// The SDK text for the configured tools (ingested MCP servers included), in `language`.
+pub async fn sdk_text(config: &HostConfig, language: CodeLanguage) -> anyhow::Result<String> {
     let local = super::local_runtime(config, PresentationMode::Code).await?;
-    let sdk = CodeMode::sdk(&local.runtime, None);
+    let sdk = CodeMode::sdk_in(&local.runtime, None, language);
     local.mcp.shutdown().await;
     Ok(sdk)
 }

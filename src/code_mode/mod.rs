@@ -13,9 +13,9 @@ pub use tool::{EMPTY_RUN, render_run};
 use crate::codegen::{self, SdkTool};
 use crate::pipeline::ToolRuntime;
 use crate::registry::RegistryError;
-use crate::runtime::{IsolatePool, PoolConfig, RunLimits};
+use crate::runtime::{IsolatePool, PoolConfig, PythonConfig, PythonPool, RunLimits};
 use crate::tool::{AgentId, ToolError};
-use dsh_tools_protocol::CodeRuntimeConfig;
+use dsh_tools_protocol::{CodeLanguage, CodeRuntimeConfig};
 use parking_lot::RwLock;
 use std::sync::{Arc, OnceLock};
 
@@ -23,6 +23,7 @@ use std::sync::{Arc, OnceLock};
 pub struct CodeMode {
     config: RwLock<CodeRuntimeConfig>,
     pool: OnceLock<Result<IsolatePool, String>>,
+    python: OnceLock<Result<PythonPool, String>>,
     events: RwLock<Arc<dyn CodeEvents>>,
 }
 
@@ -35,6 +36,7 @@ impl CodeMode {
         let code = Arc::new(CodeMode {
             config: RwLock::new(config),
             pool: OnceLock::new(),
+            python: OnceLock::new(),
             events: RwLock::new(Arc::new(NoEvents)),
         });
         let definition = tool::definition(Arc::downgrade(runtime), code.clone())?;
@@ -52,18 +54,36 @@ impl CodeMode {
         *self.events.write() = events;
     }
 
-    /// Starts the isolate pool now, so the first run does not pay for it (building the
-    /// startup snapshot takes a second or two, on a blocking thread).
+    /// Starts the pools of the loaded languages now, so the first run does not pay for
+    /// them (building the startup snapshot takes a second or two, on a blocking thread).
     pub async fn prewarm(self: &Arc<Self>) -> Result<(), ToolError> {
+        let config = self.config.read().clone();
         let code = self.clone();
-        tokio::task::spawn_blocking(move || code.pool().map(|_| ()))
-            .await
-            .map_err(|e| ToolError::new(format!("the Code Mode runtime could not start: {e}")))?
+        tokio::task::spawn_blocking(move || {
+            if config.loads(CodeLanguage::Python) {
+                code.python_pool()?;
+            }
+            if config.loads(CodeLanguage::Typescript) {
+                code.pool()?;
+            }
+            Ok(())
+        })
+        .await
+        .map_err(|e| ToolError::new(format!("the Code Mode runtime could not start: {e}")))?
     }
 
     /// The TypeScript SDK over what `agent` sees (lexicographic, byte-identical for an
     /// unchanged tool set).
     pub fn sdk(runtime: &ToolRuntime, agent: Option<&AgentId>) -> String {
+        Self::sdk_in(runtime, agent, CodeLanguage::Typescript)
+    }
+
+    /// The SDK over what `agent` sees, in `language` (same ordering and determinism).
+    pub fn sdk_in(
+        runtime: &ToolRuntime,
+        agent: Option<&AgentId>,
+        language: CodeLanguage,
+    ) -> String {
         let visible = runtime.registry().visible(agent);
         let tools: Vec<SdkTool> = visible
             .iter()
@@ -74,7 +94,10 @@ impl CodeMode {
                 output_schema: &t.definition.output.json_schema,
             })
             .collect();
-        codegen::typescript_sdk(&tools)
+        match language {
+            CodeLanguage::Typescript => codegen::typescript_sdk(&tools),
+            CodeLanguage::Python => codegen::python_sdk(&tools),
+        }
     }
 
     /// Fresh isolates waiting for a run (0 before the pool started).
@@ -103,6 +126,49 @@ impl CodeMode {
             max_wall_ms: config.max_wall_ms,
             max_output_bytes: config.max_output_bytes,
         }
+    }
+
+    /// The interpreter pool, started on a blocking thread if this is its first use (finding
+    /// the interpreter runs it once).
+    async fn started_python_pool(self: &Arc<Self>) -> Result<PythonPool, ToolError> {
+        if let Some(pool) = self.python.get() {
+            return pool.clone().map_err(|e| {
+                ToolError::new(format!("the Python Code Mode runtime could not start: {e}"))
+            });
+        }
+        let code = self.clone();
+        tokio::task::spawn_blocking(move || code.python_pool().cloned())
+            .await
+            .map_err(|e| {
+                ToolError::new(format!("the Python Code Mode runtime could not start: {e}"))
+            })?
+    }
+
+    /// The interpreter pool (started on first use; call inside the tokio runtime).
+    fn python_pool(&self) -> Result<&PythonPool, ToolError> {
+        let pool = self.python.get_or_init(|| {
+            let config = self.config.read();
+            PythonPool::new(PythonConfig {
+                interpreter: config
+                    .python
+                    .clone()
+                    .unwrap_or_else(|| "python3".to_owned()),
+                size: usize::try_from(config.pool_size).unwrap_or(1).max(1),
+                max_heap_mb: config.max_heap_mb,
+            })
+            .map_err(|e| e.to_string())
+        });
+        pool.as_ref().map_err(|e| {
+            ToolError::new(format!("the Python Code Mode runtime could not start: {e}"))
+        })
+    }
+
+    /// Fresh Python interpreters waiting for a run (0 before the pool started).
+    pub fn ready_interpreters(&self) -> usize {
+        self.python
+            .get()
+            .and_then(|p| p.as_ref().ok())
+            .map_or(0, PythonPool::ready_interpreters)
     }
 
     fn pool(&self) -> Result<&IsolatePool, ToolError> {

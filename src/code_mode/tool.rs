@@ -13,6 +13,7 @@ use crate::tool::{
     BodyOutput, ContentBlock, HarnessCode, Render, Renderer, ToolDefinition, ToolError,
     ToolExecution, ToolRunContext,
 };
+use dsh_tools_protocol::CodeLanguage;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use std::sync::{Arc, Weak};
@@ -69,6 +70,14 @@ async fn run(
             "invalid description: expected a non-empty string",
         ));
     }
+    let config = code.config.read().clone();
+    let language = crate::prompt::language_of(&runtime, ctx.execution.agent.as_ref(), &config);
+    if !config.loads(language) {
+        return Err(ToolError::new(format!(
+            "Code Mode language \"{}\" has no runtime loaded in this host (codeRuntime.language / codeRuntime.languages)",
+            crate::prompt::language_name(language)
+        )));
+    }
     // The outer signal ends the run first; sub-calls are aborted only once it settled, so a
     // cancelled run reports `abort` rather than whatever its aborted sub-call made it throw.
     let abort = ctx.signal.to_token().child_token();
@@ -82,7 +91,10 @@ async fn run(
         host: Arc::new(bridge.clone()),
         abort,
     };
-    let outcome = code.pool()?.run(request).await;
+    let outcome = match language {
+        CodeLanguage::Typescript => code.pool()?.run(request).await,
+        CodeLanguage::Python => code.started_python_pool().await?.run(request).await,
+    };
     for context in bridge.drain().await {
         ctx.defer_context(context);
     }

@@ -13,13 +13,26 @@
 //! outside the supported subset (`$ref`, `anyOf`, `allOf`, `not`, tuple `items`,
 //! `patternProperties`, `if`/`then`, schema-valued `additionalProperties`, unknown type
 //! names, ...) is `unknown`, and only that node.
+//!
+//! [`json_schema_to_py`] and [`python_sdk`] are the Python flavor over the same plan:
+//! `str`/`int`/`float`/`bool`/`None`, `list[T]`, `Literal[...]`, unions with `|`; inside
+//! the SDK an object with legal field names is a named `TypedDict` (`NotRequired[...]`
+//! unless required), otherwise — and always outside the SDK — `dict[str, Any]`; anything
+//! unsupported is `Any`.
 
+mod py_sdk;
+mod python;
 mod run_code;
 mod schema_plan;
 mod sdk;
 mod ts_text;
 mod typescript;
 
-pub use run_code::{RUN_CODE_NAME, run_code_description, run_code_input_schema};
+pub use py_sdk::python_sdk;
+pub use python::json_schema_to_py;
+pub use run_code::{
+    RUN_CODE_NAME, run_code_description, run_code_description_in, run_code_input_schema,
+    run_code_input_schema_in,
+};
 pub use sdk::{SdkTool, typescript_sdk};
 pub use typescript::json_schema_to_ts;

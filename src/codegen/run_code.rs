@@ -1,5 +1,6 @@
 //! The `run_code` transport tool as the model sees it: name, input schema, description.
 
+use dsh_tools_protocol::CodeLanguage;
 use serde_json::{Value, json};
 
 /// The reserved name of the Code Mode transport tool.
@@ -9,14 +10,32 @@ pub const RUN_CODE_NAME: &str = "run_code";
 const SUMMARY: &str = "Run a TypeScript program that calls the available tools through a typed SDK \
 (`await tools.name(args)`). Only what the program prints with `console.log` or returns comes back.";
 
-/// `run_code`'s input schema: exactly `code` and `description`, both required strings.
+/// The Python flavor of [`SUMMARY`].
+const PYTHON_SUMMARY: &str = "Run a Python program that calls the available tools through a typed SDK \
+(`await tools.name(args)`). Only what the program prints with `print(...)` or returns comes back.";
+
+/// `run_code`'s input schema (TypeScript flavor): exactly `code` and `description`, both
+/// required strings.
 pub fn run_code_input_schema() -> Value {
+    run_code_input_schema_in(CodeLanguage::Typescript)
+}
+
+/// `run_code`'s input schema with `code` described in `language`'s terms.
+pub fn run_code_input_schema_in(language: CodeLanguage) -> Value {
+    let code = match language {
+        CodeLanguage::Typescript => {
+            "The body of an async TypeScript function (erasable syntax only) that calls tools as `await tools.name(args)` and returns or prints its result."
+        }
+        CodeLanguage::Python => {
+            "The body of an async Python function that calls tools as `await tools.name(args)` and returns or prints its result."
+        }
+    };
     json!({
         "type": "object",
         "properties": {
             "code": {
                 "type": "string",
-                "description": "The body of an async TypeScript function (erasable syntax only) that calls tools as `await tools.name(args)` and returns or prints its result."
+                "description": code
             },
             "description": {
                 "type": "string",
@@ -33,10 +52,19 @@ pub fn run_code_input_schema() -> Value {
 /// description, as it must for clients that only read tool definitions (MCP). An empty
 /// `sdk` yields the summary alone, for prompts that carry the SDK as their own section.
 pub fn run_code_description(sdk: &str) -> String {
+    run_code_description_in(CodeLanguage::Typescript, sdk)
+}
+
+/// [`run_code_description`] in `language`'s terms.
+pub fn run_code_description_in(language: CodeLanguage, sdk: &str) -> String {
+    let summary = match language {
+        CodeLanguage::Typescript => SUMMARY,
+        CodeLanguage::Python => PYTHON_SUMMARY,
+    };
     if sdk.trim().is_empty() {
-        SUMMARY.to_owned()
+        summary.to_owned()
     } else {
-        format!("{SUMMARY}\n\n{sdk}")
+        format!("{summary}\n\n{sdk}")
     }
 }
 
@@ -60,5 +88,13 @@ mod tests {
         assert_eq!(run_code_description(" \n"), SUMMARY);
         assert_eq!(run_code_description("SDK"), format!("{SUMMARY}\n\nSDK"));
         assert_eq!(RUN_CODE_NAME, "run_code");
+        assert_eq!(
+            run_code_description_in(CodeLanguage::Python, "SDK"),
+            format!("{PYTHON_SUMMARY}\n\nSDK")
+        );
+        assert_eq!(
+            run_code_input_schema_in(CodeLanguage::Python)["properties"]["code"]["description"],
+            "The body of an async Python function that calls tools as `await tools.name(args)` and returns or prints its result."
+        );
     }
 }

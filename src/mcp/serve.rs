@@ -6,12 +6,12 @@
 //! the resource [`METRICS_URI`], so an MCP client can read them too.
 
 use crate::code_mode::CodeMode;
-use crate::codegen::{run_code_description, run_code_input_schema};
+use crate::codegen::{run_code_description_in, run_code_input_schema_in};
 use crate::pipeline::ToolRuntime;
 use crate::policy::Metrics;
 use crate::registry::RUN_CODE;
 use crate::tool::{Signal, ToolDefinition, ToolExecutionInput};
-use dsh_tools_protocol::PresentationMode;
+use dsh_tools_protocol::{CodeLanguage, PresentationMode};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
@@ -36,6 +36,8 @@ pub struct McpFront {
     runtime: Arc<ToolRuntime>,
     mode: PresentationMode,
     metrics: Arc<Metrics>,
+    /// The Code Mode language of `run_code`'s description and SDK.
+    language: CodeLanguage,
     calls: AtomicU64,
 }
 
@@ -48,6 +50,7 @@ impl McpFront {
             runtime,
             mode,
             metrics,
+            language: CodeLanguage::Typescript,
             calls: AtomicU64::new(0),
         }
     }
@@ -58,6 +61,12 @@ impl McpFront {
         serde_json::to_value(self.metrics.snapshot())
             .map(|table| crate::json::render_compact(&table))
             .unwrap_or_else(|_| "[]".to_owned())
+    }
+
+    /// The same front with `run_code` described (and its SDK rendered) in `language`.
+    pub fn with_language(mut self, language: CodeLanguage) -> Self {
+        self.language = language;
+        self
     }
 
     /// The tools an MCP client sees, in registry order (`run_code` last).
@@ -74,9 +83,13 @@ impl McpFront {
         if self.mode != PresentationMode::Native
             && let Some(run_code) = self.runtime.registry().resolve(RUN_CODE, None)
         {
-            let sdk = CodeMode::sdk(&self.runtime, None);
-            let mut tool = mcp_tool(&run_code.definition, run_code_description(&sdk));
-            tool.input_schema = Arc::new(mcp_input_schema(&run_code_input_schema()));
+            let sdk = CodeMode::sdk_in(&self.runtime, None, self.language);
+            let mut tool = mcp_tool(
+                &run_code.definition,
+                run_code_description_in(self.language, &sdk),
+            );
+            tool.input_schema =
+                Arc::new(mcp_input_schema(&run_code_input_schema_in(self.language)));
             tools.push(tool);
         }
         tools
@@ -347,6 +360,34 @@ mod tests {
                 Value::Object(mcp_input_schema(&schema)),
                 expected,
                 "{schema}"
+            );
+        }
+    }
+
+    #[test]
+    fn run_code_is_described_in_the_configured_language() {
+        let mut config = dsh_tools_protocol::HostConfig::default();
+        config.tools.mode = PresentationMode::Code;
+        let runtime = ToolRuntime::new(&config);
+        CodeMode::install(&runtime, config.code_runtime.clone()).unwrap();
+        for (language, summary, fence) in [
+            (
+                CodeLanguage::Typescript,
+                "Run a TypeScript program",
+                "```ts\n",
+            ),
+            (CodeLanguage::Python, "Run a Python program", "```py\n"),
+        ] {
+            let metrics = Arc::new(Metrics::default());
+            let tools = McpFront::new(runtime.clone(), PresentationMode::Code, metrics)
+                .with_language(language)
+                .tools();
+            let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+            assert_eq!(names, ["run_code"]);
+            let description = tools[0].description.as_deref().unwrap_or_default();
+            assert!(
+                description.starts_with(summary) && description.contains(fence),
+                "{description}"
             );
         }
     }

@@ -2,7 +2,7 @@
 
 use super::{RUN_CODE, RegisteredTool, RegistryError};
 use crate::tool::AgentId;
-use dsh_tools_protocol::PresentationMode;
+use dsh_tools_protocol::{CodeLanguage, PresentationMode};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -48,7 +48,7 @@ pub(super) struct Layer {
     pub tools: HashMap<Arc<str>, Arc<RegisteredTool>>,
     pub reserved: HashMap<Arc<str>, usize>,
     pub restrictions: Vec<(Arc<str>, Arc<Restriction>)>,
-    pub presentation: Option<(Arc<str>, PresentationMode)>,
+    pub presentation: Option<(Arc<str>, PresentationMode, Option<CodeLanguage>)>,
 }
 
 impl Layer {
@@ -122,8 +122,20 @@ impl State {
     pub fn mode(&self, scope: Option<&AgentId>) -> PresentationMode {
         scope
             .and_then(|agent| self.layers.get(&Some(agent.clone())))
-            .and_then(|layer| layer.presentation.as_ref().map(|(_, mode)| *mode))
+            .and_then(|layer| layer.presentation.as_ref().map(|(_, mode, _)| *mode))
             .unwrap_or(self.default_mode)
+    }
+
+    /// The Code Mode language of the scope's own `presentAs`, if it chose one.
+    pub fn language(&self, scope: Option<&AgentId>) -> Option<CodeLanguage> {
+        scope
+            .and_then(|agent| self.layers.get(&Some(agent.clone())))
+            .and_then(|layer| {
+                layer
+                    .presentation
+                    .as_ref()
+                    .and_then(|(_, _, language)| *language)
+            })
     }
 
     pub fn resolve(&self, name: &str, scope: Option<&AgentId>) -> Option<Arc<RegisteredTool>> {

@@ -14,7 +14,7 @@ pub use error::RegistryError;
 pub use layers::Restriction;
 
 use crate::tool::{AgentId, ToolDefinition};
-use dsh_tools_protocol::PresentationMode;
+use dsh_tools_protocol::{CodeLanguage, PresentationMode};
 use layers::{Layer, Scope, State};
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashSet;
@@ -166,6 +166,17 @@ impl Registry {
         agent: Option<AgentId>,
         mode: PresentationMode,
     ) -> Result<Arc<str>, RegistryError> {
+        self.present_as_in(agent, mode, None)
+    }
+
+    /// [`present_as`](Self::present_as) with the agent's Code Mode language (`None`: the
+    /// configured default).
+    pub fn present_as_in(
+        &self,
+        agent: Option<AgentId>,
+        mode: PresentationMode,
+        language: Option<CodeLanguage>,
+    ) -> Result<Arc<str>, RegistryError> {
         let agent = agent.ok_or(RegistryError::NeedsAgent("presentAs"))?;
         let scope = Some(agent.clone());
         let id = {
@@ -175,7 +186,7 @@ impl Registry {
             if layer.presentation.is_some() {
                 return Err(RegistryError::PresentationDeclared(agent.to_string()));
             }
-            layer.presentation = Some((id.clone(), mode));
+            layer.presentation = Some((id.clone(), mode, language));
             state.record(id.clone(), scope.clone(), layers::Kind::Presentation);
             id
         };
@@ -225,6 +236,11 @@ impl Registry {
     /// The effective presentation of `scope` (its own `presentAs`, else the config mode).
     pub fn mode(&self, scope: Option<&AgentId>) -> PresentationMode {
         self.state.read().mode(scope)
+    }
+
+    /// The Code Mode language `scope`'s own `presentAs` chose, if any.
+    pub fn language(&self, scope: Option<&AgentId>) -> Option<CodeLanguage> {
+        self.state.read().language(scope)
     }
 
     /// Every tool `scope` sees, lexicographic by name (`run_code` excluded: the catalog is

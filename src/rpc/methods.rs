@@ -8,7 +8,7 @@ use crate::config;
 use crate::policy::{PolicySet, ToolMetrics};
 use crate::registry::Restriction;
 use crate::tool::{AgentId, Signal, ToolExecutionInput};
-use dsh_tools_protocol::{self as wire, error_codes};
+use dsh_tools_protocol::{self as wire, CodeLanguage, error_codes};
 use jsonrpsee::RpcModule;
 use jsonrpsee_types::ErrorObjectOwned;
 use serde_json::value::RawValue;
@@ -153,7 +153,11 @@ async fn initialize(
         },
         capabilities: wire::HostCapabilities {
             modes: vec!["native".into(), "code".into(), "both".into()],
-            code_languages: vec!["typescript".into()],
+            code_languages: [CodeLanguage::Typescript, CodeLanguage::Python]
+                .into_iter()
+                .filter(|language| config.code_runtime.loads(*language))
+                .map(|language| crate::prompt::language_name(language).into())
+                .collect(),
             framing: session.framing.lock().clone(),
             max_message_bytes: config.transport.max_message_bytes,
             config,
@@ -275,6 +279,8 @@ struct PresentAsRequest {
     #[serde(default)]
     agent: Option<String>,
     mode: wire::PresentationMode,
+    #[serde(default)]
+    language: Option<wire::CodeLanguage>,
 }
 
 async fn restrict(
@@ -308,10 +314,11 @@ async fn present_as(
     _: Signal,
 ) -> RpcResult<wire::RegistrationResult> {
     let params = params?;
-    let registration = session
-        .runtime
-        .registry()
-        .present_as(agent(params.agent), params.mode)?;
+    let registration = session.runtime.registry().present_as_in(
+        agent(params.agent),
+        params.mode,
+        params.language,
+    )?;
     Ok(wire::RegistrationResult {
         registration: registration.to_string(),
     })
@@ -395,7 +402,7 @@ async fn prompt(
         &session.runtime,
         scope.as_ref(),
         &config.tools.tool_order,
-        config.code_runtime.language,
+        &config.code_runtime,
     )
     .map_err(|e| rpc_error(error_codes::REQUEST_FAILED, e.to_string(), Some(e.code())))
 }

@@ -15,9 +15,10 @@ pub struct PoolConfig {
     pub max_heap_mb: u64,
 }
 
-/// One model program to run in a fresh isolate.
+/// One model program to run in a fresh isolate or interpreter.
 pub struct RunRequest {
-    /// The model's TypeScript: the body of an async function.
+    /// The model's program (TypeScript for the isolates, Python for the interpreters): the
+    /// body of an async function.
     pub code: String,
     pub limits: RunLimits,
     /// Receives binding calls and live output.

@@ -19,6 +19,7 @@ mod control;
 mod isolate;
 mod output;
 mod pool;
+pub mod python;
 mod slot;
 mod snapshot;
 pub mod strip;
@@ -29,6 +30,7 @@ pub use contract::{
     RuntimeError,
 };
 pub use pool::IsolatePool;
+pub use python::{PythonConfig, PythonPool};
 
 #[cfg(test)]
 mod tests;

@@ -55,7 +55,7 @@ pub(crate) fn early_failure(failure: RunFailure, max_output_bytes: u64) -> RunOu
 }
 
 /// Replaces a result whose JSON would push the output past the cap with `output-limit`.
-fn within_cap(
+pub(crate) fn within_cap(
     result: Result<Option<serde_json::Value>, RunFailure>,
     output: OutputBudget,
 ) -> RunOutcome {

@@ -240,6 +240,18 @@ impl Host {
         }
     }
 
+    /// The host's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILLs the host (a crash: nothing of it runs any more) and reaps it.
+    pub fn crash(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        drop(self.stdin.take());
+    }
+
     /// Closes stdin and returns the exit code.
     pub fn finish(mut self) -> i32 {
         drop(self.stdin.take());

@@ -1,0 +1,437 @@
+"""dsh-tools Python Code Mode bootstrap: runs one model program in this fresh interpreter.
+
+The host starts `python3 -I -B -c <this file>` ahead of a run, with fd 3 (host -> here) and
+fd 4 (here -> host) carrying the private protocol: frames of a 4-byte big-endian length and
+UTF-8 JSON. Here -> host: {"t":"log","s":stream,"text":...}, {"t":"call","id":n,"name":...,
+"args":...}, {"t":"done","answer":...} where the answer is "v<json>" (a value), "u" (no
+value), "i" (not lossless JSON), "e<message>" (an exception) or "m" (out of memory). Host ->
+here: {"t":"start","code":...,"cpuSeconds":n} once (after {"t":"ready"} said this
+interpreter finished starting), then {"t":"result","id":n,"ok":value}
+or {"t":"result","id":n,"error":message} per binding call. fds 0-2 are /dev/null: the
+program's print(), sys.stdout/sys.stderr and logging are captured as log lines instead.
+"""
+
+import ast
+import asyncio
+import builtins
+import io
+import json
+import logging
+import math
+import os
+import signal
+import struct
+import sys
+import threading
+import traceback
+
+_FROM_HOST = 3
+_TO_HOST = 4
+_PROGRAM = "program.py"
+_OUT_OF_MEMORY_EXIT = 86
+_EXACT_INTEGERS = 2**53
+
+_write_lock = threading.Lock()
+_pending = {}
+_next_id = 0
+_loop = None
+
+
+def _write_all(data):
+    view = memoryview(data)
+    while view:
+        written = os.write(_TO_HOST, view)
+        view = view[written:]
+
+
+def _send(message):
+    data = json.dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    payload = data.encode("utf-8")
+    with _write_lock:
+        _write_all(struct.pack(">I", len(payload)) + payload)
+
+
+def _read_exact(count):
+    chunks = []
+    while count:
+        chunk = os.read(_FROM_HOST, count)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        count -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read_frame():
+    header = _read_exact(4)
+    if header is None:
+        return None
+    body = _read_exact(struct.unpack(">I", header)[0])
+    if body is None:
+        return None
+    return body
+
+
+def _clean(text):
+    """Text the host can read: lone surrogates become U+FFFD."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _log(stream, text):
+    _send({"t": "log", "s": stream, "text": _clean(text)})
+
+
+class ToolCallError(Exception):
+    """A failed tool call: `tool_name` is the tool, `message` says why."""
+
+    def __init__(self, tool_name, message):
+        super().__init__(message)
+        self.tool_name = tool_name
+        self.message = message
+
+    def __str__(self):
+        return self.message
+
+
+def _path_text(path):
+    parts = []
+    while path is not None:
+        path, key = path
+        parts.append(key)
+    parts.reverse()
+    text = parts[0]
+    for key in parts[1:]:
+        text += f"[{json.dumps(key, ensure_ascii=False)}]" if isinstance(key, str) else f"[{key}]"
+    return text
+
+
+def _lossless_problem(root, name):
+    """Why `root` is not lossless JSON, or None; an explicit stack, so depth is no issue."""
+    stack = [(False, root, (None, name))]
+    on_path = set()
+    while stack:
+        leaving, value, path = stack.pop()
+        if leaving:
+            on_path.discard(id(value))
+            continue
+        kind = type(value)
+        if value is None or kind is bool:
+            continue
+        if kind is int:
+            if -_EXACT_INTEGERS <= value <= _EXACT_INTEGERS:
+                continue
+            return f"{_path_text(path)} is an integer beyond 2**53 (JSON numbers are doubles)"
+
+        if kind is str:
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return f"{_path_text(path)} is not valid Unicode (a lone surrogate)"
+            continue
+        if kind is float:
+            if math.isnan(value):
+                return f"{_path_text(path)} is NaN"
+            if math.isinf(value):
+                return f"{_path_text(path)} is {'Infinity' if value > 0 else '-Infinity'}"
+            if value == 0 and math.copysign(1.0, value) < 0:
+                return f"{_path_text(path)} is -0.0"
+            continue
+        if kind is dict or kind is list or kind is tuple:
+            if id(value) in on_path:
+                return f"{_path_text(path)} is circular"
+            on_path.add(id(value))
+            stack.append((True, value, path))
+            if kind is dict:
+                for key, member in reversed(list(value.items())):
+                    if type(key) is not str:
+                        return f"{_path_text(path)} has a non-string key ({type(key).__name__} {key!r})"
+                    stack.append((False, member, (path, key)))
+            else:
+                for index in range(len(value) - 1, -1, -1):
+                    stack.append((False, value[index], (path, index)))
+            continue
+        if kind is set or kind is frozenset:
+            return f"{_path_text(path)} is a set"
+        if kind is bytes or kind is bytearray or kind is memoryview:
+            return f"{_path_text(path)} is bytes"
+        return f"{_path_text(path)} is not plain JSON data ({kind.__name__})"
+    return None
+
+
+def _settle(frame):
+    entry = _pending.pop(frame.get("id"), None)
+    if entry is None:
+        return
+    future, name = entry
+    if future.done():
+        return
+    if "error" in frame:
+        future.set_exception(ToolCallError(name, frame["error"]))
+    else:
+        future.set_result(frame.get("ok"))
+
+
+def _settle_unreadable(call_id, why):
+    entry = _pending.pop(call_id, None)
+    if entry is not None and not entry[0].done():
+        entry[0].set_exception(ToolCallError(entry[1], why))
+
+
+def _call(name, args, kwargs):
+    global _next_id
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+    if kwargs:
+        problem = "expected one positional argument, got keyword arguments"
+    elif len(args) != 1:
+        problem = f"expected one argument, got {len(args)}"
+    else:
+        problem = _lossless_problem(args[0], "arguments")
+    if problem is not None:
+        future.set_exception(TypeError(f"arguments must be lossless JSON: {problem}"))
+        return future
+    _next_id += 1
+    _pending[_next_id] = (future, name)
+    try:
+        _send({"t": "call", "id": _next_id, "name": name, "args": args[0]})
+    except (ValueError, RecursionError) as error:
+        _pending.pop(_next_id, None)
+        future.set_exception(TypeError(f"arguments must be lossless JSON: {error}"))
+    return future
+
+
+def _binding(name):
+    def call(*args, **kwargs):
+        return _call(name, args, kwargs)
+
+    call.__name__ = call.__qualname__ = f"tools[{name!r}]"
+    return call
+
+
+class _Tools:
+    """`tools.name(args)` or `tools["my-tool"](args)`: any name is a binding."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return _binding(name)
+
+    def __getitem__(self, name):
+        if not isinstance(name, str):
+            raise TypeError("tool names are strings")
+        return _binding(name)
+
+    def __repr__(self):
+        return "<tools>"
+
+
+class _LineWriter(io.TextIOBase):
+    """sys.stdout / sys.stderr: each complete line written becomes a log line."""
+
+    def __init__(self, stream):
+        super().__init__()
+        self._stream = stream
+        self._partial = ""
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        lines = (self._partial + text).split("\n")
+        self._partial = lines.pop()
+        for line in lines:
+            _log(self._stream, line)
+        return len(text)
+
+    def finish(self):
+        if self._partial:
+            _log(self._stream, self._partial)
+            self._partial = ""
+
+
+_stdout = _LineWriter("log")
+_stderr = _LineWriter("error")
+_builtin_print = builtins.print
+
+
+def _print(*values, sep=" ", end="\n", file=None, flush=False):
+    """One print() call is one log line (the final newline is the line's end)."""
+    if file is not None and file is not _stdout and file is not _stderr:
+        return _builtin_print(*values, sep=sep, end=end, file=file, flush=flush)
+    text = (" " if sep is None else sep).join(str(value) for value in values)
+    text += "\n" if end is None else end
+    if text.endswith("\n"):
+        text = text[:-1]
+    _log("error" if file is _stderr else "log", text)
+
+
+class _LogHandler(logging.Handler):
+    def emit(self, record):
+        if record.levelno >= logging.ERROR:
+            stream = "error"
+        elif record.levelno >= logging.WARNING:
+            stream = "warn"
+        elif record.levelno >= logging.INFO:
+            stream = "info"
+        else:
+            stream = "debug"
+        try:
+            text = self.format(record)
+        except Exception:
+            text = str(record.msg)
+        _log(stream, text)
+
+
+def _capture_output():
+    sys.stdout = sys.__stdout__ = _stdout
+    sys.stderr = sys.__stderr__ = _stderr
+    builtins.print = _print
+    root = logging.getLogger()
+    root.handlers[:] = [_LogHandler()]
+    root.setLevel(logging.DEBUG)
+    logging.getLogger("asyncio").disabled = True
+
+
+def _compile(source):
+    """The program as the body of `async def __program__()`, positions kept."""
+    tree = ast.parse(source, _PROGRAM)
+    arguments = ast.arguments(
+        posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
+    )
+    function = ast.AsyncFunctionDef(
+        name="__program__",
+        args=arguments,
+        body=tree.body or [ast.Pass()],
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+    )
+    if sys.version_info >= (3, 12):
+        function.type_params = []
+    function.lineno, function.col_offset = 1, 0
+    module = ast.Module(body=[function], type_ignores=[])
+    ast.fix_missing_locations(module)
+    return compile(module, _PROGRAM, "exec", dont_inherit=True)
+
+
+def _describe(error):
+    if isinstance(error, ToolCallError):
+        return f"ToolCallError: {error.message}"
+    if isinstance(error, SyntaxError) and error.filename == _PROGRAM:
+        where = f" at {_PROGRAM}:{error.lineno}"
+        if error.offset:
+            where += f":{error.offset}"
+        return f"{type(error).__name__}: {error.msg}{where}"
+    name = type(error).__name__
+    try:
+        message = str(error)
+    except Exception:
+        message = ""
+    header = f"{name}: {message}" if message else name
+    line = None
+    for frame, number in traceback.walk_tb(error.__traceback__):
+        if frame.f_code.co_filename == _PROGRAM:
+            line = number
+    return header + (f" at {_PROGRAM}:{line}" if line is not None else "")
+
+
+def _answer_of(value):
+    if value is None:
+        return "u"
+    if _lossless_problem(value, "result") is not None:
+        return "i"
+    try:
+        return "v" + json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (ValueError, RecursionError):
+        return "i"
+
+
+def _read_results():
+    """Host answers to the loop; on EOF (the host is gone) the whole group dies."""
+    while True:
+        body = _read_frame()
+        if body is None:
+            os.killpg(0, signal.SIGKILL)
+            os._exit(1)
+        try:
+            frame = json.loads(body)
+        except (ValueError, RecursionError):
+            call_id = None
+            try:
+                call_id = int(body.split(b'"id":', 1)[1].split(b",", 1)[0])
+            except (IndexError, ValueError):
+                pass
+            _loop.call_soon_threadsafe(_settle_unreadable, call_id, "the tool result is too deeply nested")
+            continue
+        try:
+            _loop.call_soon_threadsafe(_settle, frame)
+        except RuntimeError:
+            return
+
+
+def _die_with_parent():
+    """In every forked child: SIGKILL when its parent dies (PR_SET_PDEATHSIG), so a fork
+    outlives neither the interpreter nor, through it, the host, even outside the group kill."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)
+    except Exception:
+        return
+    if os.getppid() == 1:
+        os._exit(1)
+
+
+def _main():
+    global _loop
+    os.register_at_fork(after_in_child=_die_with_parent)
+    _send({"t": "ready"})
+    body = _read_frame()
+    if body is None:
+        os.killpg(0, signal.SIGKILL)
+        os._exit(0)
+    start = json.loads(body)
+    try:
+        import resource
+
+        seconds = int(start.get("cpuSeconds", 0))
+        if seconds > 0:
+            resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds))
+    except (ImportError, ValueError, OSError):
+        pass
+    _capture_output()
+    _loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(_loop)
+    threading.Thread(target=_read_results, name="dsh-host", daemon=True).start()
+    namespace = {
+        "__name__": "__main__",
+        "__builtins__": builtins,
+        "tools": _Tools(),
+        "ToolCallError": ToolCallError,
+    }
+    try:
+        try:
+            exec(_compile(start.get("code", "")), namespace)
+            program = namespace.pop("__program__")
+            answer = _answer_of(_loop.run_until_complete(program()))
+        except MemoryError:
+            answer = "m"
+        except BaseException as error:
+            answer = "e" + _describe(error)
+        _stdout.finish()
+        _stderr.finish()
+        _send({"t": "done", "answer": answer})
+    except MemoryError:
+        os._exit(_OUT_OF_MEMORY_EXIT)
+    os._exit(0)
+
+
+_main()

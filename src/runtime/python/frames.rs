@@ -1,0 +1,203 @@
+//! The private protocol with the interpreter: frames of a 4-byte big-endian length and
+//! UTF-8 JSON, read by a task of their own and parsed without recursion.
+
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::unix::pipe;
+use tokio::sync::mpsc;
+
+use crate::json;
+
+/// Largest frame the interpreter may send (the output cap ends floods long before).
+const MAX_FRAME_BYTES: u32 = 256 * 1024 * 1024;
+
+/// What the interpreter says.
+#[derive(Debug)]
+pub(super) enum ChildFrame {
+    Log {
+        stream: String,
+        text: String,
+    },
+    Call {
+        id: u64,
+        name: String,
+        args: Value,
+    },
+    Done {
+        answer: String,
+    },
+    /// The interpreter finished starting and waits for its program.
+    Ready,
+    /// The stream broke the protocol (`why`); the run ends as `worker-exit`.
+    Garbled(String),
+}
+
+/// Reads frames from `from_child` into a channel until EOF (the channel then closes).
+/// The bounded channel pushes back on a flooding program through the pipe.
+pub(super) fn read_frames(mut from_child: pipe::Receiver) -> mpsc::Receiver<ChildFrame> {
+    let (frames, receiver) = mpsc::channel(64);
+    tokio::spawn(async move {
+        loop {
+            let frame = match read_frame(&mut from_child).await {
+                Ok(Some(body)) => parse(&body),
+                Ok(None) | Err(_) => return,
+            };
+            let garbled = matches!(frame, ChildFrame::Garbled(_));
+            if frames.send(frame).await.is_err() || garbled {
+                return;
+            }
+        }
+    });
+    receiver
+}
+
+/// Waits for the interpreter's `ready` frame; false if anything else comes (or nothing).
+pub(super) async fn await_ready(from_child: &mut pipe::Receiver) -> bool {
+    matches!(
+        read_frame(from_child).await,
+        Ok(Some(body)) if matches!(parse(&body), ChildFrame::Ready)
+    )
+}
+
+async fn read_frame(from_child: &mut pipe::Receiver) -> std::io::Result<Option<Vec<u8>>> {
+    let length = match from_child.read_u32().await {
+        Ok(length) => length,
+        Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(error) => return Err(error),
+    };
+    if length > MAX_FRAME_BYTES {
+        return Err(std::io::Error::other("frame too large"));
+    }
+    let mut body = vec![0; length as usize];
+    from_child.read_exact(&mut body).await?;
+    Ok(Some(body))
+}
+
+fn parse(body: &[u8]) -> ChildFrame {
+    let garbled = |why: &str| ChildFrame::Garbled(why.to_owned());
+    let Ok(text) = std::str::from_utf8(body) else {
+        return garbled("a frame is not UTF-8");
+    };
+    let Ok(Value::Object(mut frame)) = json::parse(text) else {
+        return garbled("a frame is not a JSON object");
+    };
+    match take_text(&mut frame, "t").as_deref() {
+        Some("log") => match (take_text(&mut frame, "s"), take_text(&mut frame, "text")) {
+            (Some(stream), Some(text)) => ChildFrame::Log { stream, text },
+            _ => garbled("a log frame lacks its stream or text"),
+        },
+        Some("ready") => ChildFrame::Ready,
+        Some("done") => match take_text(&mut frame, "answer") {
+            Some(answer) => ChildFrame::Done { answer },
+            None => garbled("a done frame lacks its answer"),
+        },
+        Some("call") => {
+            let name = take_text(&mut frame, "name");
+            let id = frame.get("id").and_then(Value::as_u64);
+            match (id, name, frame.remove("args")) {
+                (Some(id), Some(name), Some(args)) => ChildFrame::Call { id, name, args },
+                _ => garbled("a call frame lacks its id, name or arguments"),
+            }
+        }
+        _ => garbled("a frame has an unknown type"),
+    }
+}
+
+/// Removes the string member `name` from a frame.
+fn take_text(frame: &mut serde_json::Map<String, Value>, name: &str) -> Option<String> {
+    match frame.remove(name) {
+        Some(Value::String(text)) => Some(text),
+        _ => None,
+    }
+}
+
+/// Writes frames to the interpreter in order from a task of its own, so that a program
+/// that stops reading (a hot loop) never blocks the run's host side.
+pub(super) fn write_frames(mut to_child: pipe::Sender) -> mpsc::UnboundedSender<String> {
+    let (frames, mut receiver) = mpsc::unbounded_channel::<String>();
+    tokio::spawn(async move {
+        while let Some(frame) = receiver.recv().await {
+            let Ok(length) = u32::try_from(frame.len()) else {
+                return;
+            };
+            let mut bytes = Vec::with_capacity(frame.len() + 4);
+            bytes.extend_from_slice(&length.to_be_bytes());
+            bytes.extend_from_slice(frame.as_bytes());
+            if to_child.write_all(&bytes).await.is_err() {
+                return;
+            }
+        }
+    });
+    frames
+}
+
+/// The `start` frame: the program and the CPU-seconds backstop (RLIMIT_CPU).
+pub(super) fn start_frame(code: &str, cpu_seconds: u64) -> String {
+    format!(
+        "{{\"t\":\"start\",\"cpuSeconds\":{cpu_seconds},\"code\":{}}}",
+        json::render_compact(&Value::String(code.to_owned()))
+    )
+}
+
+/// The answer to binding call `id`.
+pub(super) fn result_frame(id: u64, result: &Result<Value, String>) -> String {
+    match result {
+        Ok(value) => format!(
+            "{{\"t\":\"result\",\"id\":{id},\"ok\":{}}}",
+            json::render_compact(value)
+        ),
+        Err(message) => format!(
+            "{{\"t\":\"result\",\"id\":{id},\"error\":{}}}",
+            json::render_compact(&Value::String(message.clone()))
+        ),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn describe(frame: ChildFrame) -> String {
+        format!("{frame:?}")
+    }
+
+    #[test]
+    fn frames_parse_or_are_garbled() {
+        let check = |body: &str, expected: &str| {
+            assert_eq!(describe(parse(body.as_bytes())), expected, "{body}")
+        };
+        check(
+            r#"{"t":"log","s":"warn","text":"x"}"#,
+            r#"Log { stream: "warn", text: "x" }"#,
+        );
+        check(
+            r#"{"t":"call","id":3,"name":"a-b","args":{"n":1}}"#,
+            r#"Call { id: 3, name: "a-b", args: Object {"n": Number(1)} }"#,
+        );
+        check(r#"{"t":"done","answer":"u"}"#, r#"Done { answer: "u" }"#);
+        check(
+            r#"{"t":"call","id":-1,"name":"a","args":1}"#,
+            "Garbled(\"a call frame lacks its id, name or arguments\")",
+        );
+        check("[1]", "Garbled(\"a frame is not a JSON object\")");
+        check(r#"{"t":"x"}"#, "Garbled(\"a frame has an unknown type\")");
+    }
+
+    #[test]
+    fn host_frames_are_compact_json() {
+        assert_eq!(
+            start_frame("print(\"é\")\n", 3),
+            "{\"t\":\"start\",\"cpuSeconds\":3,\"code\":\"print(\\\"é\\\")\\n\"}"
+        );
+        assert_eq!(
+            result_frame(2, &Ok(json!({"a": [1, null]}))),
+            "{\"t\":\"result\",\"id\":2,\"ok\":{\"a\":[1,null]}}"
+        );
+        assert_eq!(
+            result_frame(1, &Err("no".into())),
+            "{\"t\":\"result\",\"id\":1,\"error\":\"no\"}"
+        );
+    }
+}

@@ -1,0 +1,175 @@
+//! The interpreter pool: keeps `size` fresh interpreters started ahead of the runs, hands
+//! each run one of them and never reuses it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::frames;
+use super::run::drive;
+use super::spawn::{self, Interpreter};
+use crate::runtime::contract::{FailureKind, RunFailure, RunOutcome, RunRequest, RuntimeError};
+use crate::runtime::verdict;
+
+/// How the pool starts interpreters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PythonConfig {
+    /// `python3` (looked up on PATH) or a path.
+    pub interpreter: String,
+    /// Interpreters kept started (and runs that may execute at once); at least 1.
+    pub size: usize,
+    /// Address-space cap of one interpreter (RLIMIT_AS), in MiB.
+    pub max_heap_mb: u64,
+}
+
+/// Pause before trying again after an interpreter failed to start.
+const RESPAWN_BACKOFF: Duration = Duration::from_millis(500);
+/// How long a starting interpreter may take to say it is ready.
+const BOOT_GUARD: Duration = Duration::from_secs(30);
+
+/// A pool of fresh interpreters; cheap to clone, every clone shares them.
+#[derive(Clone)]
+pub struct PythonPool {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    max_heap_mb: u64,
+    ready: tokio::sync::Mutex<mpsc::Receiver<Interpreter>>,
+    ready_count: Arc<AtomicUsize>,
+    closed: CancellationToken,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.closed.cancel();
+    }
+}
+
+impl PythonPool {
+    /// Finds the interpreter (running it once, so a missing or broken `python3` is an error
+    /// here rather than on the first run; this blocks) and keeps `size` started from then
+    /// on. Call inside a tokio runtime.
+    pub fn new(config: PythonConfig) -> Result<Self, RuntimeError> {
+        if config.size == 0 {
+            return Err(RuntimeError::InvalidConfig("size must be at least 1"));
+        }
+        if config.max_heap_mb == 0 {
+            return Err(RuntimeError::InvalidConfig(
+                "max_heap_mb must be at least 1",
+            ));
+        }
+        let interpreter =
+            spawn::find_interpreter(&config.interpreter).map_err(RuntimeError::Bootstrap)?;
+        let (sender, receiver) = mpsc::channel(config.size);
+        let ready_count = Arc::new(AtomicUsize::new(0));
+        let closed = CancellationToken::new();
+        tokio::spawn(refill(
+            sender,
+            interpreter,
+            config.max_heap_mb,
+            ready_count.clone(),
+            closed.clone(),
+        ));
+        Ok(PythonPool {
+            inner: Arc::new(Inner {
+                max_heap_mb: config.max_heap_mb,
+                ready: tokio::sync::Mutex::new(receiver),
+                ready_count,
+                closed,
+            }),
+        })
+    }
+
+    /// Interpreters started and waiting for a run.
+    pub fn ready_interpreters(&self) -> usize {
+        self.inner.ready_count.load(Ordering::Relaxed)
+    }
+
+    /// Waits for a fresh interpreter and runs the program on it.
+    pub async fn run(&self, request: RunRequest) -> RunOutcome {
+        let cap = request.limits.max_output_bytes;
+        let early = |kind: FailureKind, message: &str| {
+            verdict::early_failure(RunFailure::new(kind, message), cap)
+        };
+        let closed = &self.inner.closed;
+        let interpreter = tokio::select! {
+            biased;
+            () = closed.cancelled() => None,
+            () = request.abort.cancelled() => return early(FailureKind::Abort, "run aborted"),
+            interpreter = async { self.inner.ready.lock().await.recv().await } => interpreter,
+        };
+        let Some(interpreter) = interpreter else {
+            return early(FailureKind::WorkerExit, "interpreter pool shut down");
+        };
+        self.inner.ready_count.fetch_sub(1, Ordering::Relaxed);
+        drive(interpreter, request, self.inner.max_heap_mb, closed).await
+    }
+
+    /// Stops every run and kills every waiting interpreter.
+    pub async fn shutdown(&self) {
+        self.inner.closed.cancel();
+        let mut ready = self.inner.ready.lock().await;
+        ready.close();
+        while ready.try_recv().is_ok() {
+            self.inner.ready_count.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Starts interpreters as runs take them, each booting on a task of its own, until the
+/// pool closes.
+async fn refill(
+    sender: mpsc::Sender<Interpreter>,
+    interpreter: PathBuf,
+    max_heap_mb: u64,
+    ready_count: Arc<AtomicUsize>,
+    closed: CancellationToken,
+) {
+    let interpreter = Arc::new(interpreter);
+    loop {
+        let permit = tokio::select! {
+            () = closed.cancelled() => return,
+            permit = sender.clone().reserve_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => return,
+            },
+        };
+        let (interpreter, ready_count, closed) =
+            (interpreter.clone(), ready_count.clone(), closed.clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                () = closed.cancelled() => {}
+                booted = boot(&interpreter, max_heap_mb) => match booted {
+                    Ok(fresh) => {
+                        permit.send(fresh);
+                        ready_count.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(error) => {
+                        tracing::warn!("could not start {}: {error}", interpreter.display());
+                        // The permit is held through the pause, so failures do not spin.
+                        tokio::time::sleep(RESPAWN_BACKOFF).await;
+                    }
+                },
+            }
+        });
+    }
+}
+
+/// Starts an interpreter and waits until it says it is ready: only a booted interpreter is
+/// handed out, so its start-up costs a run neither wall time nor compute budget.
+async fn boot(interpreter: &std::path::Path, max_heap_mb: u64) -> Result<Interpreter, String> {
+    let mut fresh = spawn::spawn(interpreter, max_heap_mb).map_err(|e| e.to_string())?;
+    let from_child = fresh
+        .from_child
+        .as_mut()
+        .ok_or_else(|| "the interpreter has no pipe".to_owned())?;
+    match tokio::time::timeout(BOOT_GUARD, frames::await_ready(from_child)).await {
+        Ok(true) => Ok(fresh),
+        Ok(false) | Err(_) => Err("the interpreter did not finish starting".to_owned()),
+    }
+}

@@ -1,0 +1,191 @@
+//! One run on one interpreter: sends the program, serves its binding calls through the
+//! [`BindingHost`](crate::runtime::BindingHost), keeps its logs under the output cap, meters
+//! its CPU time and wall time, and kills its process group however the run ends.
+
+use std::os::unix::process::ExitStatusExt;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use tokio_util::sync::CancellationToken;
+
+use super::frames::{self, ChildFrame};
+use super::meter::busy_time;
+use super::spawn::Interpreter;
+use crate::runtime::contract::{FailureKind, LogStream, RunFailure, RunOutcome, RunRequest};
+use crate::runtime::control::StopReason;
+use crate::runtime::output::{Admission, OutputBudget};
+use crate::runtime::verdict::{self, Verdict};
+
+/// Shortest pause between CPU-time checks.
+const MIN_CHECK_INTERVAL: Duration = Duration::from_millis(10);
+/// How long a killed interpreter may take to be reaped before the run answers without
+/// its exit status.
+const REAP_GRACE: Duration = Duration::from_secs(2);
+/// The bootstrap's exit code when it ran out of memory even to report it.
+const OUT_OF_MEMORY_EXIT: i32 = 86;
+
+/// How the interpreter's side of the run ended.
+enum End {
+    Answered(String),
+    Stopped(StopReason),
+    /// The frame stream closed (or broke) without an answer.
+    Vanished(Option<String>),
+}
+
+/// Runs `request` on `interpreter` (which is consumed: it serves exactly one run).
+pub(super) async fn drive(
+    mut interpreter: Interpreter,
+    request: RunRequest,
+    max_heap_mb: u64,
+    shutdown: &CancellationToken,
+) -> RunOutcome {
+    let RunRequest {
+        code,
+        limits,
+        host,
+        abort,
+    } = request;
+    let started = Instant::now();
+    let pid = interpreter.pid;
+    let baseline = busy_time(pid).unwrap_or_default();
+    let compute = Duration::from_millis(limits.compute_ms);
+    let wall_deadline = started + Duration::from_millis(limits.max_wall_ms);
+    // RLIMIT_CPU backstop: the budget rounded up, plus the startup already spent and a second.
+    let cpu_seconds = compute.as_secs() + baseline.as_secs() + 2;
+    let (to_child, from_child) = match take_pipes(&mut interpreter) {
+        Some(pipes) => pipes,
+        None => {
+            return verdict::early_failure(
+                RunFailure::new(FailureKind::WorkerExit, "the interpreter lost its pipes"),
+                limits.max_output_bytes,
+            );
+        }
+    };
+    let writer = frames::write_frames(to_child);
+    let mut reader = frames::read_frames(from_child);
+    let _ = writer.send(frames::start_frame(&code, cpu_seconds));
+    let mut output = OutputBudget::new(limits.max_output_bytes);
+    let mut calls = FuturesUnordered::new();
+    let mut next_check = started;
+    let end = loop {
+        let now = Instant::now();
+        if now >= wall_deadline {
+            break End::Stopped(StopReason::WallBudget);
+        }
+        if now >= next_check {
+            let spent = busy_time(pid).unwrap_or(baseline).saturating_sub(baseline);
+            if spent >= compute {
+                break End::Stopped(StopReason::ComputeBudget);
+            }
+            // Busy time grows no faster than wall time per thread; a second thread may
+            // double it, so checks come at least twice per remaining budget.
+            next_check = now + (compute.saturating_sub(spent) / 2).max(MIN_CHECK_INTERVAL);
+        }
+        let wake = wall_deadline.min(next_check);
+        tokio::select! {
+            biased;
+            () = abort.cancelled() => break End::Stopped(StopReason::Abort),
+            () = shutdown.cancelled() => break End::Stopped(StopReason::Shutdown),
+            frame = reader.recv() => match frame {
+                Some(ChildFrame::Log { stream, text }) => {
+                    if output.push(&text) == Admission::Refused {
+                        break End::Stopped(StopReason::OutputLimit);
+                    }
+                    host.log(stream_of(&stream), &text);
+                }
+                Some(ChildFrame::Call { id, name, args }) => {
+                    let call = host.call(&name, args);
+                    calls.push(async move { (id, call.await) });
+                }
+                Some(ChildFrame::Done { answer }) => break End::Answered(answer),
+                Some(ChildFrame::Ready) => {}
+                Some(ChildFrame::Garbled(why)) => break End::Vanished(Some(why)),
+                None => break End::Vanished(None),
+            },
+            Some((id, result)) = calls.next(), if !calls.is_empty() => {
+                let _ = writer.send(frames::result_frame(id, &result));
+            }
+            () = tokio::time::sleep_until(wake.into()) => {}
+        }
+    };
+    interpreter.kill_group();
+    drop(calls);
+    let status = tokio::time::timeout(REAP_GRACE, interpreter.child.wait())
+        .await
+        .ok()
+        .and_then(Result::ok);
+    match end {
+        End::Answered(answer) if answer == "m" => {
+            verdict::within_cap(Err(heap_exceeded(max_heap_mb)), output)
+        }
+        End::Answered(answer) => verdict::conclude(
+            Verdict::Answered(answer),
+            StopReason::Finished,
+            false,
+            output,
+            limits,
+            max_heap_mb,
+        ),
+        End::Stopped(reason) => {
+            verdict::conclude(Verdict::Stopped, reason, false, output, limits, max_heap_mb)
+        }
+        End::Vanished(why) => {
+            let failure = match (why, status) {
+                (Some(why), _) => RunFailure::new(
+                    FailureKind::WorkerExit,
+                    format!("the Python interpreter broke the protocol: {why}"),
+                ),
+                (None, Some(status)) if status.signal() == Some(libc::SIGXCPU) => RunFailure::new(
+                    FailureKind::Timeout,
+                    format!("compute budget of {} ms exhausted", limits.compute_ms),
+                ),
+                (None, Some(status)) if status.code() == Some(OUT_OF_MEMORY_EXIT) => {
+                    heap_exceeded(max_heap_mb)
+                }
+                (None, Some(status)) => match status.signal() {
+                    Some(signal) => RunFailure::new(
+                        FailureKind::WorkerExit,
+                        format!("the Python interpreter was killed by signal {signal}"),
+                    ),
+                    None => RunFailure::new(
+                        FailureKind::WorkerExit,
+                        format!("the Python interpreter exited with {status}"),
+                    ),
+                },
+                (None, None) => RunFailure::new(
+                    FailureKind::WorkerExit,
+                    "the Python interpreter stopped answering",
+                ),
+            };
+            verdict::within_cap(Err(failure), output)
+        }
+    }
+}
+
+fn heap_exceeded(max_heap_mb: u64) -> RunFailure {
+    RunFailure::new(
+        FailureKind::WorkerExit,
+        format!("heap limit of {max_heap_mb} MiB exceeded"),
+    )
+}
+
+fn take_pipes(
+    interpreter: &mut Interpreter,
+) -> Option<(
+    tokio::net::unix::pipe::Sender,
+    tokio::net::unix::pipe::Receiver,
+)> {
+    Some((interpreter.to_child.take()?, interpreter.from_child.take()?))
+}
+
+/// The console method a bootstrap stream name stands for (unknown ones are plain logs).
+fn stream_of(name: &str) -> LogStream {
+    match name {
+        "info" => LogStream::Info,
+        "warn" => LogStream::Warn,
+        "error" => LogStream::Error,
+        "debug" => LogStream::Debug,
+        _ => LogStream::Log,
+    }
+}

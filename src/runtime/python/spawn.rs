@@ -1,0 +1,186 @@
+//! Starts one contained interpreter: `python3 -I -B -c <bootstrap>` with an empty
+//! environment, a scratch working directory, its own process group, rlimits, and the
+//! private protocol on fds 3 (host → child) and 4 (child → host).
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio::net::unix::pipe;
+use tokio::process::{Child, Command};
+
+/// The isolate-side half of the runtime, run with `-c`.
+const BOOTSTRAP: &str = include_str!("../../../runtime-py/bootstrap.py");
+
+/// Processes a program may fork beyond what its user already runs (RLIMIT_NPROC; root is
+/// exempt from it, the process-group kill is not).
+const SPARE_PROCESSES: u64 = 32;
+
+/// A started interpreter waiting for its program, and everything that must go with it.
+pub(super) struct Interpreter {
+    pub child: Child,
+    /// Its pid, which is also its process group.
+    pub pid: i32,
+    /// Taken by the run.
+    pub to_child: Option<pipe::Sender>,
+    pub from_child: Option<pipe::Receiver>,
+    scratch: PathBuf,
+}
+
+impl Interpreter {
+    /// SIGKILLs the whole process group (the interpreter and anything it forked).
+    pub fn kill_group(&self) {
+        // SAFETY: killpg only sends a signal, to the group this interpreter leads (set by
+        // `process_group(0)` at spawn); the group id cannot be reused while the leader is
+        // not reaped, and it is reaped only after this (the `Child` is dropped later).
+        unsafe {
+            libc::killpg(self.pid, libc::SIGKILL);
+        }
+    }
+}
+
+impl Drop for Interpreter {
+    fn drop(&mut self) {
+        self.kill_group();
+        if let Err(error) = std::fs::remove_dir_all(&self.scratch)
+            && error.kind() != io::ErrorKind::NotFound
+        {
+            tracing::warn!("could not remove {}: {error}", self.scratch.display());
+        }
+    }
+}
+
+/// The real interpreter binary behind `name` (a path, or a command on `PATH`): asks it for
+/// `sys.executable` once, with the host's environment, because `python3` on `PATH` is often
+/// a launcher (pyenv's shim is a shell script) that would not run in an empty environment
+/// or would put its own variables back into it. Blocks while that interpreter starts.
+pub(super) fn find_interpreter(name: &str) -> Result<PathBuf, String> {
+    let command = if name.contains('/') {
+        PathBuf::from(name)
+    } else {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|candidate| {
+                candidate
+                    .metadata()
+                    .is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0)
+            })
+            .ok_or_else(|| format!("`{name}` was not found on PATH"))?
+    };
+    let output = std::process::Command::new(&command)
+        .args(["-I", "-c", "import sys; sys.stdout.write(sys.executable)"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|error| format!("could not start {}: {error}", command.display()))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{} failed to report its executable ({})",
+            command.display(),
+            output.status
+        ));
+    }
+    let executable = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    Ok(if executable.is_empty() {
+        command
+    } else {
+        PathBuf::from(executable)
+    })
+}
+
+/// Starts an interpreter whose address space is capped at `max_heap_mb` MiB.
+pub(super) fn spawn(interpreter: &Path, max_heap_mb: u64) -> io::Result<Interpreter> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let scratch = std::env::temp_dir().join(format!(
+        "dsh-tools-py-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir(&scratch)?;
+    let (child_reads, host_writes) = io::pipe()?;
+    let (host_reads, child_writes) = io::pipe()?;
+    let (read_fd, write_fd) = (child_reads.as_raw_fd(), child_writes.as_raw_fd());
+    let address_space = max_heap_mb.saturating_mul(1024 * 1024);
+    let processes = processes_of_this_user().saturating_add(SPARE_PROCESSES);
+    let mut command = Command::new(interpreter);
+    command
+        .args(["-I", "-B", "-c", BOOTSTRAP])
+        .env_clear()
+        .current_dir(&scratch)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true);
+    // SAFETY: the closure runs in the forked child before exec and only makes
+    // async-signal-safe system calls (fcntl, dup2, setrlimit) on values captured by copy.
+    unsafe {
+        command.pre_exec(move || {
+            // Move both ends above 4 first, so that placing one cannot clobber the other.
+            let high_read = libc::fcntl(read_fd, libc::F_DUPFD_CLOEXEC, 10);
+            let high_write = libc::fcntl(write_fd, libc::F_DUPFD_CLOEXEC, 10);
+            if high_read < 0 || high_write < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::dup2(high_read, 3) < 0 || libc::dup2(high_write, 4) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            limit(libc::RLIMIT_AS, address_space)?;
+            limit(libc::RLIMIT_NPROC, processes)?;
+            limit(libc::RLIMIT_CORE, 0)?;
+            Ok(())
+        });
+    }
+    let spawned = command.spawn();
+    drop((child_reads, child_writes));
+    let child = match spawned {
+        Ok(child) => child,
+        Err(error) => {
+            let _ = std::fs::remove_dir_all(&scratch);
+            return Err(error);
+        }
+    };
+    let pid = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .ok_or_else(|| io::Error::other("the interpreter has no pid"))?;
+    Ok(Interpreter {
+        child,
+        pid,
+        to_child: Some(pipe::Sender::from_owned_fd(OwnedFd::from(host_writes))?),
+        from_child: Some(pipe::Receiver::from_owned_fd(OwnedFd::from(host_reads))?),
+        scratch,
+    })
+}
+
+/// Sets both the soft and the hard limit of `resource`.
+fn limit(resource: libc::__rlimit_resource_t, value: u64) -> io::Result<()> {
+    let limit = libc::rlimit {
+        rlim_cur: value,
+        rlim_max: value,
+    };
+    // SAFETY: setrlimit reads the struct passed by reference and nothing else.
+    if unsafe { libc::setrlimit(resource, &limit) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Processes (and threads' leaders) owned by this process's user, as /proc lists them.
+fn processes_of_this_user() -> u64 {
+    // SAFETY: getuid cannot fail and has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    std::fs::read_dir("/proc")
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|entry| entry.file_name().to_string_lossy().parse::<u32>().is_ok())
+                .filter(|entry| entry.metadata().is_ok_and(|m| m.uid() == uid))
+                .count() as u64
+        })
+        .unwrap_or(0)
+}

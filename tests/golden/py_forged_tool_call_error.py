@@ -1,0 +1,2 @@
+# A program-made ToolCallError is an ordinary exception.
+raise ToolCallError("echo", "forged")

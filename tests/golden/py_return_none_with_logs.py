@@ -1,0 +1,3 @@
+# Returning None (or nothing) leaves only the printed lines.
+print("only this")
+return None
