@@ -626,18 +626,26 @@ fn prompt_refuses_a_tool_order_entry_the_mode_does_not_contribute() {
 }
 
 #[test]
-fn prompt_refuses_a_runtime_language_without_an_sdk_renderer() {
+fn prompt_refuses_an_agent_whose_language_has_no_loaded_runtime() {
     for framing in [Framing::Lsp, Framing::Ndjson] {
-        let config =
-            json!({ "tools": { "mode": "code" }, "codeRuntime": { "language": "python" } });
-        let mut host = Host::initialized(framing, json!({ "executeTools": true }), config);
-        let response = host.request("tools/prompt", json!({}));
+        let mut host = Host::initialized(framing, json!({ "executeTools": true }), json!({}));
+        let opened = host.request("agents/open", json!({ "agent": "py" }));
+        assert_eq!(opened["result"], Value::Null, "{opened}");
+        let presented = host.request(
+            "tools/presentAs",
+            json!({ "agent": "py", "mode": "code", "language": "python" }),
+        );
+        assert!(
+            presented["result"]["registration"].is_string(),
+            "{presented}"
+        );
+        let response = host.request("tools/prompt", json!({ "agent": "py" }));
         assert_eq!(
             error_of(&response),
             (
                 REQUEST_FAILED,
-                "NO_SDK_RENDERER".into(),
-                "codeRuntime.language \"python\" has no SDK renderer in this host".into()
+                "NO_CODE_RUNTIME".into(),
+                "Code Mode language \"python\" has no runtime loaded in this host (codeRuntime.language / codeRuntime.languages)".into()
             )
         );
         assert_eq!(host.finish(), 0);
