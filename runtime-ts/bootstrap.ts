@@ -49,6 +49,7 @@
 
   const PromiseCtor = Promise;
   const PromiseReject = Promise.reject;
+  const PromiseResolve = Promise.resolve;
 
   // The five dsh ops, bound by `finish` in the isolate that runs the program (never taken
   // from the snapshot). All are synchronous: no deno_core async-op JavaScript is on the path.
@@ -366,24 +367,39 @@
 
   const LOSSY = "arguments must be lossless JSON: ";
 
+  /** A binding's value for the op's reply: "1<json>" resolves, "0<message>" rejects. */
+  const settleReply = (name, reply) => {
+    const payload = ReflectApply(StringPrototypeSlice, reply, [1]);
+    if (reply[0] === "1") return JSONParse(payload);
+    throw new ToolCallError(name, payload);
+  };
+
+  /** The later answer of task `id` (an `await`, so no program-reachable `then` is used). */
+  const awaitReply = async (name, id) => settleReply(name, await waitFor(id));
+
+  // An arrow, not an async function (both are not constructible and have no `prototype`): an
+  // immediate answer then costs one promise instead of a promise, an async frame and its
+  // resolving functions, cyclic garbage that only QuickJS's collector frees.
   const makeBinding = (name) => {
-    const binding = async function (...args) {
-      let json;
-      if (args.length === 0) {
-        json = "{}";
-      } else if (args.length > 1) {
-        throw new ToolCallError(name, LOSSY + "expected one argument, got " + args.length);
-      } else {
-        json = snapshot(args[0], "arguments");
-        if (json === undefined) throw new ToolCallError(name, LOSSY + snapshotError);
+    const binding = (...args) => {
+      try {
+        let json;
+        if (args.length === 0) {
+          json = "{}";
+        } else if (args.length > 1) {
+          throw new ToolCallError(name, LOSSY + "expected one argument, got " + args.length);
+        } else {
+          json = snapshot(args[0], "arguments");
+          if (json === undefined) throw new ToolCallError(name, LOSSY + snapshotError);
+        }
+        // The op answers "1<json>" for a value, "0<message>" for a failure, or "p<task id>"
+        // when the host answers later.
+        const reply = opCall(name, json);
+        if (reply[0] !== "p") return ReflectApply(PromiseResolve, PromiseCtor, [settleReply(name, reply)]);
+        return awaitReply(name, +ReflectApply(StringPrototypeSlice, reply, [1]));
+      } catch (error) {
+        return ReflectApply(PromiseReject, PromiseCtor, [error]);
       }
-      // The op answers "1<json>" for a value, "0<message>" for a failure, or "p<task id>"
-      // when the host answers later.
-      let reply = opCall(name, json);
-      if (reply[0] === "p") reply = await waitFor(+ReflectApply(StringPrototypeSlice, reply, [1]));
-      const payload = ReflectApply(StringPrototypeSlice, reply, [1]);
-      if (reply[0] === "1") return JSONParse(payload);
-      throw new ToolCallError(name, payload);
     };
     ObjectDefineProperty(binding, "name", { __proto__: null, value: name, configurable: true });
     return binding;
