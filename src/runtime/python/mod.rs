@@ -2,7 +2,7 @@
 //! budgets, failure kinds and bridge contract as the JavaScript isolates.
 //!
 //! A [`PythonPool`] keeps `size` interpreters started ahead of the runs (`python3 -I -B -c
-//! runtime-py/bootstrap.py`); each serves exactly one program and is killed with its whole
+//! <bootstrap.py>`, the script beside this module); each serves exactly one program and is killed with its whole
 //! process group afterwards. The bootstrap runs the program as the body of an async
 //! function and speaks a private framed protocol on fds 3 and 4; the program's stdout and
 //! stderr are `/dev/null`, and `print`, `sys.stdout`/`sys.stderr` and `logging` become

@@ -13,7 +13,7 @@ use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 
 /// The isolate-side half of the runtime, run with `-c`.
-const BOOTSTRAP: &str = include_str!("../../../runtime-py/bootstrap.py");
+const BOOTSTRAP: &str = include_str!("bootstrap.py");
 
 /// Processes a program may fork beyond what its user already runs (RLIMIT_NPROC; root is
 /// exempt from it, the process-group kill is not).
