@@ -179,3 +179,37 @@ fn code_runtime_python_names_the_interpreter() {
     );
     assert_eq!(host.finish(), 0);
 }
+
+#[test]
+fn tools_get_describes_run_code_in_the_language_of_the_scope_asking() {
+    let mut host = Host::code_mode(
+        code_support::Framing::Ndjson,
+        "code",
+        json!({ "codeRuntime": { "languages": ["typescript", "python"], "poolSize": 1 } }),
+    );
+    open_presented(&mut host, "py-agent", Some("python"));
+    let prompt_tool = |host: &mut Host, agent: Option<&str>| {
+        let params = agent.map_or(json!({}), |agent| json!({ "agent": agent }));
+        let prompt = host.request("tools/prompt", params);
+        let tools = prompt["result"]["tools"].as_array().unwrap().clone();
+        tools.into_iter().find(|t| t["name"] == "run_code").unwrap()
+    };
+    for (agent, summary) in [
+        (None, "Run a TypeScript program"),
+        (Some("py-agent"), "Run a Python program"),
+    ] {
+        let params = match agent {
+            Some(agent) => json!({ "name": "run_code", "agent": agent }),
+            None => json!({ "name": "run_code" }),
+        };
+        let got = host.request("tools/get", params)["result"].clone();
+        let expected = prompt_tool(&mut host, agent);
+        assert!(
+            got["description"].as_str().unwrap().starts_with(summary),
+            "{got}"
+        );
+        assert_eq!(got["description"], expected["description"], "{agent:?}");
+        assert_eq!(got["inputSchema"], expected["inputSchema"], "{agent:?}");
+    }
+    assert_eq!(host.finish(), 0);
+}

@@ -1,10 +1,12 @@
 //! Conversions at the wire boundary: internal pipeline types ⇄ `dsh_tools_protocol` types.
 
+use crate::codegen;
 use crate::json;
 use crate::pipeline::hooks::{BlockFeedback, PostDecision, PreDecision};
 use crate::registry::RegisteredTool;
-use crate::tool::{Outcome, ToolExecution, ToolExecutionResult};
+use crate::tool::{Outcome, ToolDefinition, ToolExecution, ToolExecutionResult};
 use dsh_tools_protocol as wire;
+use dsh_tools_protocol::CodeLanguage;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -95,11 +97,28 @@ pub fn execution_ref(execution: &ToolExecution) -> wire::ExecutionRef {
 /// and drop recurse once per level.
 pub fn tool_schema(tool: &RegisteredTool) -> Box<RawValue> {
     let definition = &tool.definition;
+    schema_of(
+        definition,
+        &definition.description,
+        definition.input.json_schema(),
+    )
+}
+
+/// [`tool_schema`] of `run_code` with its description and input schema in `language`.
+pub fn run_code_schema(tool: &RegisteredTool, language: CodeLanguage) -> Box<RawValue> {
+    schema_of(
+        &tool.definition,
+        &codegen::run_code_description_in(language, ""),
+        &codegen::run_code_input_schema_in(language),
+    )
+}
+
+fn schema_of(definition: &ToolDefinition, description: &str, input: &Value) -> Box<RawValue> {
     let text = format!(
         "{{\"name\":{},\"description\":{},\"inputSchema\":{},\"outputSchema\":{}}}",
         json::render_compact(&Value::String(definition.name.to_string())),
-        json::render_compact(&Value::String(definition.description.clone())),
-        json::render_compact(definition.input.json_schema()),
+        json::render_compact(&Value::String(description.to_owned())),
+        json::render_compact(input),
         json::render_compact(&definition.output.json_schema),
     );
     raw_json(text)

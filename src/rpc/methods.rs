@@ -241,11 +241,20 @@ async fn get(
 ) -> RpcResult<Option<Box<RawValue>>> {
     let params = params?;
     let scope = known_scope(&session, params.agent)?;
-    Ok(session
+    let Some(tool) = session
         .runtime
         .registry()
         .resolve(&params.name, scope.as_ref())
-        .map(|t| convert::tool_schema(&t)))
+    else {
+        return Ok(None);
+    };
+    if tool.definition.name.as_ref() != crate::registry::RUN_CODE {
+        return Ok(Some(convert::tool_schema(&tool)));
+    }
+    // `run_code` is described in the language of the scope asking, as its prompt is.
+    let code = session.config.lock().code_runtime.clone();
+    let language = crate::prompt::language_of(&session.runtime, scope.as_ref(), &code);
+    Ok(Some(convert::run_code_schema(&tool, language)))
 }
 
 async fn is_admitted(
