@@ -20,6 +20,10 @@ use serde_json::{Value, json};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// The binary's allocator, so the numbers are the shipped ones.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const CALLS: usize = 1000;
 
 struct Scenario {

@@ -12,8 +12,9 @@ mod support;
 use dsh_tools::tool::{BodyOutput, Concurrency, Outcome, ToolError, ToolRunContext};
 use dsh_tools::{ToolDefinition, ToolExecutionInput, ToolExecutionResult, ToolRuntime};
 use dsh_tools_protocol::HostConfig;
+use mimalloc::MiMalloc;
 use serde_json::{Value, json};
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use support::{Measured, Scenario, Unit, report};
@@ -27,26 +28,26 @@ const SAMPLES: usize = 7;
 /// README target: at most 2 µs per sequential call.
 const TARGET_NS_PER_CALL: f64 = 2_000.0;
 
-/// The system allocator, counting allocations while `COUNTING` is on (only in a separate,
-/// untimed pass, so timed samples pay one relaxed load per allocation).
+/// The binary's allocator (mimalloc), counting allocations while `COUNTING` is on (only in
+/// a separate, untimed pass, so timed samples pay one relaxed load per allocation).
 struct CountingAllocator;
 
 static COUNTING: AtomicBool = AtomicBool::new(false);
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 
-// SAFETY: every call is forwarded unchanged to `System`; counting touches only atomics.
+// SAFETY: every call is forwarded unchanged to `MiMalloc` (the binary's allocator); counting touches only atomics.
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if COUNTING.load(Ordering::Relaxed) {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
         // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
+        unsafe { MiMalloc.alloc(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: the caller upholds `GlobalAlloc::dealloc`'s contract.
-        unsafe { System.dealloc(ptr, layout) }
+        unsafe { MiMalloc.dealloc(ptr, layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
@@ -54,7 +55,7 @@ unsafe impl GlobalAlloc for CountingAllocator {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
         // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
+        unsafe { MiMalloc.realloc(ptr, layout, new_size) }
     }
 }
 

@@ -15,6 +15,10 @@ use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// The binary's allocator, so the numbers are the shipped ones.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Batches per measurement; the median batch is reported.
 const BATCHES: usize = 31;
 

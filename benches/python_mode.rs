@@ -21,6 +21,10 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The binary's allocator, so the numbers are the shipped ones.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const CALLS: usize = 1000;
 
 struct Scenario {
