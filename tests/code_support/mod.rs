@@ -1,37 +1,29 @@
-//! The Code Mode suites' test client (spawns the real binary); see `tests/support` for the transport suites' one.
+//! The Code Mode suites' helpers, on top of the shared test client (`tests/support`):
+//! Code Mode hosts, `run_code` calls and serving `client/executeTool` until a response.
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(dead_code, unused_imports, clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../support/mod.rs"]
+mod wire;
+
+pub use wire::{Framing, echo_spec};
 
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
 
-/// How long a read may wait before the test fails instead of hanging: a deadlock guard,
-/// never a timing assertion (every test is correct however slow the machine is below it).
+/// A deadlock guard, never a timing assertion: runs under budgets of seconds on a loaded
+/// machine must not fail for slowness.
 const HANG_GUARD: Duration = Duration::from_secs(120);
 
-/// Which framing the client speaks.
-#[derive(Clone, Copy, Debug)]
-pub enum Framing {
-    Lsp,
-    Ndjson,
-}
-
-/// Both framings, for tests that cover each.
+/// Both framings, for suites that run everything twice.
 pub const FRAMINGS: [Framing; 2] = [Framing::Lsp, Framing::Ndjson];
 
-/// The host process plus framed stdio.
+/// The shared client with Code Mode helpers.
 pub struct Host {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    messages: Receiver<Value>,
-    framing: Framing,
-    next_id: u64,
-    /// Notifications and host→client requests seen while waiting for responses.
-    pub inbox: Vec<Value>,
+    wire: wire::Host,
 }
+
+wire::wraps_host!(Host => wire::Host);
 
 impl Host {
     /// Spawns `dsh-tools serve --framing <framing>`.
@@ -41,47 +33,15 @@ impl Host {
 
     /// Spawns `dsh-tools serve --framing <framing> <extra…>`.
     pub fn spawn_with(framing: Framing, extra: &[&str]) -> Host {
-        let flag = match framing {
-            Framing::Lsp => "lsp",
-            Framing::Ndjson => "ndjson",
-        };
-        let mut child = Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
-            .args(["serve", "--framing", flag])
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn dsh-tools");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (sender, messages) = channel();
-        std::thread::spawn(move || {
-            let mut stdout = stdout;
-            while let Some(message) = read_message(&mut stdout, framing) {
-                if sender.send(message).is_err() {
-                    return;
-                }
-            }
-        });
         Host {
-            child,
-            stdin: Some(stdin),
-            messages,
-            framing,
-            next_id: 0,
-            inbox: Vec::new(),
+            wire: wire::Host::serve(framing, extra).patient(HANG_GUARD),
         }
     }
 
     /// Spawns and completes `initialize` with the given capabilities and config.
     pub fn initialized(framing: Framing, capabilities: Value, config: Value) -> Host {
         let mut host = Host::spawn(framing);
-        let result = host.request(
-            "initialize",
-            json!({ "protocolVersion": "1", "capabilities": capabilities, "config": config }),
-        );
-        assert_eq!(result["result"]["protocolVersion"], "1", "{result}");
+        host.initialize(capabilities, config);
         host
     }
 
@@ -93,37 +53,6 @@ impl Host {
         Host::initialized(framing, json!({ "executeTools": true }), config)
     }
 
-    /// Writes raw bytes.
-    pub fn write_raw(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().expect("stdin is open");
-        stdin.write_all(bytes).unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// Writes one message in this host's framing.
-    pub fn send(&mut self, message: &Value) {
-        let text = message.to_string();
-        let framed = match self.framing {
-            Framing::Lsp => format!("Content-Length: {}\r\n\r\n{text}", text.len()),
-            Framing::Ndjson => format!("{text}\n"),
-        };
-        self.write_raw(framed.as_bytes());
-    }
-
-    /// Reads one message (None at EOF); fails the test instead of hanging forever.
-    pub fn read(&mut self) -> Option<Value> {
-        match self.messages.recv_timeout(HANG_GUARD) {
-            Ok(message) => Some(message),
-            Err(RecvTimeoutError::Disconnected) => None,
-            Err(RecvTimeoutError::Timeout) => {
-                panic!(
-                    "no message from the host within {HANG_GUARD:?}; inbox: {:#?}",
-                    self.inbox
-                )
-            }
-        }
-    }
-
     /// The next message, from `inbox` first.
     pub fn next_message(&mut self) -> Value {
         if !self.inbox.is_empty() {
@@ -132,54 +61,9 @@ impl Host {
         self.read().expect("host closed stdout")
     }
 
-    /// Sends a request and returns its response; other messages go to `inbox`.
-    pub fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send_request(json!(id), method, params);
-        self.response_to(&json!(id))
-    }
-
     /// Sends a request without waiting for its response.
     pub fn send_request(&mut self, id: Value, method: &str, params: Value) {
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-    }
-
-    /// Reads until the response with `id` arrives.
-    pub fn response_to(&mut self, id: &Value) -> Value {
-        if let Some(index) = self
-            .inbox
-            .iter()
-            .position(|m| m.get("method").is_none() && &m["id"] == id)
-        {
-            return self.inbox.remove(index);
-        }
-        loop {
-            let message = self.read().expect("host closed stdout before answering");
-            if message.get("method").is_none() && &message["id"] == id {
-                return message;
-            }
-            self.inbox.push(message);
-        }
-    }
-
-    /// Reads until a message with `method` arrives (taking it from `inbox` first).
-    pub fn next_with_method(&mut self, method: &str) -> Value {
-        if let Some(index) = self.inbox.iter().position(|m| m["method"] == method) {
-            return self.inbox.remove(index);
-        }
-        loop {
-            let message = self.read().expect("host closed stdout");
-            if message["method"] == method {
-                return message;
-            }
-            self.inbox.push(message);
-        }
-    }
-
-    /// Answers a host→client request.
-    pub fn answer(&mut self, request: &Value, result: Value) {
-        self.send(&json!({ "jsonrpc": "2.0", "id": request["id"], "result": result }));
     }
 
     /// Answers a host→client request with a JSON-RPC error.
@@ -196,21 +80,13 @@ impl Host {
 
     /// Sends `run_code` as `tools/execute` with request id `id` and call id `call_id`.
     pub fn send_run_code(&mut self, id: Value, call_id: &str, code: &str) {
-        self.send_request(
-            id,
-            "tools/execute",
-            json!({ "callId": call_id, "name": "run_code",
-                "arguments": { "code": code, "description": "a test program" } }),
-        );
+        self.send_request(id, "tools/execute", run_code_params(call_id, code));
     }
 
     /// Runs a program whose sub-calls (if any) the client never has to answer and returns
     /// the wire result of the outer call.
     pub fn run_code(&mut self, call_id: &str, code: &str) -> Value {
-        self.next_id += 1;
-        let id = json!(self.next_id);
-        self.send_run_code(id.clone(), call_id, code);
-        let response = self.response_to(&id);
+        let response = self.request("tools/execute", run_code_params(call_id, code));
         assert!(response.get("result").is_some(), "{response}");
         response["result"].clone()
     }
@@ -240,62 +116,20 @@ impl Host {
         }
     }
 
-    /// The host's process id.
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
     /// SIGKILLs the host (a crash: nothing of it runs any more) and reaps it.
-    pub fn crash(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        drop(self.stdin.take());
+    pub fn crash(self) {
+        self.wire.crash();
     }
 
     /// Closes stdin and returns the exit code.
-    pub fn finish(mut self) -> i32 {
-        drop(self.stdin.take());
-        self.child.wait().unwrap().code().unwrap_or(-1)
+    pub fn finish(self) -> i32 {
+        self.wire.finish()
     }
 }
 
-impl Drop for Host {
-    fn drop(&mut self) {
-        // A failed test must not leave a host behind.
-        if self.stdin.is_some() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-/// Reads one framed message (None at EOF).
-fn read_message(stdout: &mut BufReader<ChildStdout>, framing: Framing) -> Option<Value> {
-    match framing {
-        Framing::Ndjson => {
-            let mut line = String::new();
-            (stdout.read_line(&mut line).ok()? > 0).then(|| serde_json::from_str(&line).unwrap())
-        }
-        Framing::Lsp => {
-            let mut length = None;
-            loop {
-                let mut line = String::new();
-                if stdout.read_line(&mut line).ok()? == 0 {
-                    return None;
-                }
-                let line = line.trim_end();
-                if line.is_empty() {
-                    break;
-                }
-                if let Some(value) = line.strip_prefix("Content-Length: ") {
-                    length = Some(value.parse::<usize>().unwrap());
-                }
-            }
-            let mut body = vec![0; length.unwrap()];
-            stdout.read_exact(&mut body).ok()?;
-            Some(serde_json::from_slice(&body).unwrap())
-        }
-    }
+fn run_code_params(call_id: &str, code: &str) -> Value {
+    json!({ "callId": call_id, "name": "run_code",
+        "arguments": { "code": code, "description": "a test program" } })
 }
 
 /// Merges `over` into `base`, object by object.
@@ -313,17 +147,6 @@ pub fn merge(base: &mut Value, over: Value) {
         }
         (slot, value) => *slot = value,
     }
-}
-
-/// A DSL echo tool spec executed by the client.
-pub fn echo_spec(name: &str) -> Value {
-    json!({
-        "name": name,
-        "description": "Echo the text back.",
-        "parameters": { "text": { "type": "string", "required": true } },
-        "output": { "schema": { "type": "string" } },
-        "concurrencySafe": true
-    })
 }
 
 /// A client tool taking any object and returning any JSON; `safe` says whether calls may

@@ -4,7 +4,13 @@
 //! blocking it forever. Reads and writes go through helper threads, so a host that stops
 //! reading never blocks the test either.
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    dead_code,
+    unused_macros,
+    unused_imports,
+    clippy::unwrap_used,
+    clippy::expect_used
+)]
 
 use serde_json::{Value, json};
 use std::io::{Read, Write};
@@ -75,16 +81,28 @@ pub struct Host {
     pub inbox: Vec<Value>,
     /// The exact payload text of every message read, in order, while recording.
     raw: Option<Vec<String>>,
+    /// How long a read or the exit may take before the test fails ([`WATCHDOG`] unless
+    /// [`Host::patient`] raised it for suites whose single steps may run long).
+    patience: Duration,
 }
 
 impl Host {
     /// Spawns `dsh-tools serve --framing <framing>`.
     pub fn spawn(framing: Framing) -> Host {
+        Host::serve(framing, &[])
+    }
+
+    /// Spawns `dsh-tools serve --framing <framing> <extra…>` (e.g. `--config FILE`).
+    pub fn serve(framing: Framing, extra: &[&str]) -> Host {
         let flag = match framing {
             Framing::Lsp => "lsp",
             Framing::Ndjson => "ndjson",
         };
-        Host::spawn_with(&["serve", "--framing", flag], framing)
+        let args: Vec<&str> = ["serve", "--framing", flag]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .collect();
+        Host::spawn_with(&args, framing)
     }
 
     /// Spawns `dsh-tools <args>`; the client speaks (and expects replies in) `speaks`.
@@ -141,7 +159,14 @@ impl Host {
             next_id: 0,
             inbox: Vec::new(),
             raw: None,
+            patience: WATCHDOG,
         }
+    }
+
+    /// The same host, failing a test only after `patience` without progress.
+    pub fn patient(mut self, patience: Duration) -> Host {
+        self.patience = patience;
+        self
     }
 
     /// Spawns and completes `initialize` with the given capabilities and config.
@@ -190,14 +215,16 @@ impl Host {
         self.stdin = None;
     }
 
-    /// Reads one message (None at EOF); fails the test after [`WATCHDOG`].
+    /// Reads one message (None at EOF); fails the test after its patience.
     pub fn read(&mut self) -> Option<Value> {
-        match self.read_within(WATCHDOG) {
+        let patience = self.patience;
+        match self.read_within(patience) {
             Next::Message(message) => Some(message),
             Next::Eof => None,
             Next::Silent => panic!(
-                "watchdog: the host sent nothing for {WATCHDOG:?} (unparsed output: {:?})",
-                String::from_utf8_lossy(&self.buffer)
+                "watchdog: the host sent nothing for {patience:?} (unparsed output: {:?}; inbox: {:#?})",
+                String::from_utf8_lossy(&self.buffer),
+                self.inbox
             ),
         }
     }
@@ -263,7 +290,7 @@ impl Host {
                 (start, start + length)
             }
         };
-        let message = serde_json::from_slice(&self.buffer[start..end])
+        let message = parse(&self.buffer[start..end])
             .unwrap_or_else(|e| panic!("host wrote invalid JSON ({e}): {:?}", shown()));
         if let Some(raw) = &mut self.raw {
             raw.push(String::from_utf8_lossy(&self.buffer[start..end]).into_owned());
@@ -386,6 +413,20 @@ impl Host {
         messages
     }
 
+    /// The host's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
+    /// SIGKILLs the host (a crash: nothing of it runs any more) and reaps it.
+    pub fn crash(mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.stdin = None;
+    }
+
     /// Whether the process is still running (never blocks).
     pub fn is_running(&mut self) -> bool {
         let child = self.child.as_mut().unwrap();
@@ -417,14 +458,15 @@ impl Host {
     /// Waits for the process to exit by itself (stdin stays open until it has), collecting
     /// the unread output.
     pub fn wait_exit(mut self) -> Finished {
-        let deadline = Instant::now() + WATCHDOG;
+        let patience = self.patience;
+        let deadline = Instant::now() + patience;
         while !self.stdout_closed {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.stdout.recv_timeout(left) {
                 Ok(chunk) => self.buffer.extend_from_slice(&chunk),
                 Err(RecvTimeoutError::Disconnected) => self.stdout_closed = true,
                 Err(RecvTimeoutError::Timeout) => {
-                    panic!("watchdog: the host did not close stdout within {WATCHDOG:?}")
+                    panic!("watchdog: the host did not close stdout within {patience:?}")
                 }
             }
         }
@@ -437,7 +479,7 @@ impl Host {
         let left = deadline.saturating_duration_since(Instant::now());
         let Ok(status) = status.recv_timeout(left) else {
             let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            panic!("watchdog: the host did not exit within {WATCHDOG:?}");
+            panic!("watchdog: the host did not exit within {patience:?}");
         };
         self.stdin = None;
         let stderr = self.stderr.take().unwrap().join().unwrap();
@@ -512,3 +554,46 @@ pub fn registration_of(response: &Value) -> String {
         .unwrap_or_else(|| panic!("expected a registration: {response}"))
         .to_string()
 }
+
+/// Parses one message without serde_json's 128-level limit (tests send deep values; run
+/// those on a big stack, see `with_big_stack`).
+fn parse(bytes: &[u8]) -> serde_json::Result<Value> {
+    use serde::Deserialize;
+    let mut json = serde_json::Deserializer::from_slice(bytes);
+    json.disable_recursion_limit();
+    let value = Value::deserialize(&mut json)?;
+    json.end()?;
+    Ok(value)
+}
+
+/// Runs `test` on a thread with a large stack: the test client's own serde_json clones,
+/// serializes and drops deep values recursively.
+pub fn with_big_stack(test: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(512 << 20)
+        .spawn(test)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+/// `Deref`/`DerefMut` from a suite's own client (whose field `wire` holds the shared
+/// [`Host`], named by `$shared`) to the shared one, so a suite adds only its own helpers.
+macro_rules! wraps_host {
+    ($client:ty => $shared:ty) => {
+        impl std::ops::Deref for $client {
+            type Target = $shared;
+
+            fn deref(&self) -> &$shared {
+                &self.wire
+            }
+        }
+
+        impl std::ops::DerefMut for $client {
+            fn deref_mut(&mut self) -> &mut $shared {
+                &mut self.wire
+            }
+        }
+    };
+}
+pub(crate) use wraps_host;
