@@ -12,19 +12,19 @@
     clippy::print_stderr
 )]
 
+mod code_support;
+
+use code_support::{CALLS, echo_tool, measure};
 use dsh_tools::code_mode::CodeMode;
-use dsh_tools::tool::{BodyOutput, Concurrency, ToolDefinition, ToolRunContext};
 use dsh_tools::{ToolExecutionInput, ToolRuntime};
-use dsh_tools_protocol::{HostConfig, PresentationMode};
+use dsh_tools_protocol::{CodeLanguage, HostConfig, PresentationMode};
 use serde_json::{Value, json};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The binary's allocator, so the numbers are the shipped ones.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-const CALLS: usize = 1000;
 
 struct Scenario {
     name: String,
@@ -62,33 +62,6 @@ fn scenarios(runs: usize) -> Vec<Scenario> {
     ]
 }
 
-fn echo_tool() -> ToolDefinition {
-    ToolDefinition::builder("echo")
-        .description("Echo the arguments.")
-        .input_schema(json!({ "type": "object" }))
-        .output(json!({ "type": "json" }))
-        .concurrency(Concurrency::Parallel)
-        .body(|ctx: ToolRunContext| async move { Ok(BodyOutput::from(ctx.arguments().clone())) })
-        .unwrap()
-}
-
-fn median(mut samples: Vec<f64>) -> (f64, f64, f64) {
-    samples.sort_by(|a, b| a.total_cmp(b));
-    (
-        samples[samples.len() / 2],
-        samples[0],
-        samples[samples.len() - 1],
-    )
-}
-
-/// Waits until the pool is full again, so each run measures a run and not isolate creation
-/// (an agent's runs are seconds apart; creation happens off the request path).
-async fn pool_refilled(code: &CodeMode) {
-    while code.ready_isolates() < code.pool_size() {
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
-}
-
 async fn ours(scenarios: &[Scenario]) -> Vec<(String, f64, f64, f64)> {
     let mut config = HostConfig::default();
     config.tools.mode = PresentationMode::Code;
@@ -98,25 +71,14 @@ async fn ours(scenarios: &[Scenario]) -> Vec<(String, f64, f64, f64)> {
     code.prewarm().await.unwrap();
     let mut rows = Vec::new();
     for scenario in scenarios {
-        let arguments = json!({ "code": scenario.code, "description": scenario.name });
-        let mut samples = Vec::new();
-        for i in 0..=scenario.runs {
-            pool_refilled(&code).await;
-            let started = Instant::now();
-            let result = runtime
-                .execute(ToolExecutionInput::new(
-                    "bench",
-                    "run_code",
-                    arguments.clone(),
-                ))
-                .await;
-            let elapsed = started.elapsed().as_secs_f64() * 1000.0;
-            assert!(!result.is_error(), "{}: {}", scenario.name, result.text());
-            if i > 0 {
-                samples.push(elapsed);
-            }
-        }
-        let (median, min, max) = median(samples);
+        let (median, min, max) = measure(
+            &runtime,
+            &code,
+            &[CodeLanguage::Typescript],
+            &scenario.code,
+            scenario.runs,
+        )
+        .await;
         rows.push((scenario.name.clone(), median, min, max));
     }
     let sustained = {

@@ -13,19 +13,21 @@
     clippy::print_stderr
 )]
 
+mod code_support;
+
+use code_support::{CALLS, echo_tool, measure};
+use dsh_tools::ToolRuntime;
 use dsh_tools::code_mode::CodeMode;
-use dsh_tools::tool::{BodyOutput, Concurrency, ToolDefinition, ToolRunContext};
-use dsh_tools::{ToolExecutionInput, ToolRuntime};
 use dsh_tools_protocol::{CodeLanguage, HostConfig, PresentationMode};
 use serde_json::json;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+
+/// Both runtimes are loaded; every run waits until both pools are full.
+const BOTH: [CodeLanguage; 2] = [CodeLanguage::Typescript, CodeLanguage::Python];
 
 /// The binary's allocator, so the numbers are the shipped ones.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-const CALLS: usize = 1000;
 
 struct Scenario {
     name: String,
@@ -66,33 +68,6 @@ fn scenarios(runs: usize) -> Vec<Scenario> {
     ]
 }
 
-fn echo_tool() -> ToolDefinition {
-    ToolDefinition::builder("echo")
-        .description("Echo the arguments.")
-        .input_schema(json!({ "type": "object" }))
-        .output(json!({ "type": "json" }))
-        .concurrency(Concurrency::Parallel)
-        .body(|ctx: ToolRunContext| async move { Ok(BodyOutput::from(ctx.arguments().clone())) })
-        .unwrap()
-}
-
-fn median(mut samples: Vec<f64>) -> (f64, f64, f64) {
-    samples.sort_by(|a, b| a.total_cmp(b));
-    (
-        samples[samples.len() / 2],
-        samples[0],
-        samples[samples.len() - 1],
-    )
-}
-
-/// Waits until both pools are full again, so each run measures a run and not the start of
-/// an isolate or interpreter (which happens off the request path).
-async fn pools_refilled(code: &CodeMode) {
-    while code.ready_isolates() < code.pool_size() || code.ready_interpreters() < code.pool_size() {
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
-}
-
 /// A runtime whose default scope speaks `language`, both runtimes loaded.
 async fn runtime(language: CodeLanguage) -> (Arc<ToolRuntime>, Arc<CodeMode>) {
     let mut config = HostConfig::default();
@@ -104,34 +79,6 @@ async fn runtime(language: CodeLanguage) -> (Arc<ToolRuntime>, Arc<CodeMode>) {
     runtime.register(echo_tool(), None).unwrap();
     code.prewarm().await.unwrap();
     (runtime, code)
-}
-
-/// Median, min and max milliseconds of `runs` runs of `program` (after one warm-up run).
-async fn measure(
-    runtime: &ToolRuntime,
-    code: &CodeMode,
-    program: &str,
-    runs: usize,
-) -> (f64, f64, f64) {
-    let arguments = json!({ "code": program, "description": "bench" });
-    let mut samples = Vec::new();
-    for i in 0..=runs {
-        pools_refilled(code).await;
-        let started = Instant::now();
-        let result = runtime
-            .execute(ToolExecutionInput::new(
-                "bench",
-                "run_code",
-                arguments.clone(),
-            ))
-            .await;
-        let elapsed = started.elapsed().as_secs_f64() * 1000.0;
-        assert!(!result.is_error(), "{program}: {}", result.text());
-        if i > 0 {
-            samples.push(elapsed);
-        }
-    }
-    median(samples)
 }
 
 fn main() {
@@ -153,11 +100,19 @@ fn main() {
             let ts = measure(
                 &typescript,
                 &typescript_code,
+                &BOTH,
                 &scenario.typescript,
                 scenario.runs,
             )
             .await;
-            let py = measure(&python, &python_code, &scenario.python, scenario.runs).await;
+            let py = measure(
+                &python,
+                &python_code,
+                &BOTH,
+                &scenario.python,
+                scenario.runs,
+            )
+            .await;
             rows.push((scenario.name.clone(), ts, py));
         }
         rows
