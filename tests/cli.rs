@@ -5,7 +5,7 @@
 
 mod code_support;
 
-use code_support::{Framing, Host};
+use code_support::{Framing, Host, sdk_of};
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -223,15 +223,7 @@ fn sdk_prints_what_the_prompt_shows_for_the_same_tools() {
         json!({ "tools": { "mode": "code" } }),
     );
     let prompt = host.request("tools/prompt", json!({}));
-    let sdk = prompt["result"]["sections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "tools:sdk")
-        .unwrap()["text"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let sdk = sdk_of(&prompt);
     assert_eq!(printed, sdk + "\n");
     assert!(
         printed.starts_with("## Writing code for run_code\n"),
@@ -257,15 +249,7 @@ fn sdk_lang_py_prints_what_a_python_prompt_shows() {
         json!({ "tools": { "mode": "code" }, "codeRuntime": { "language": "python" } }),
     );
     let prompt = host.request("tools/prompt", json!({}));
-    let sdk = prompt["result"]["sections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "tools:sdk")
-        .unwrap()["text"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let sdk = sdk_of(&prompt);
     assert_eq!(printed, sdk + "\n");
     assert!(printed.contains("```py\n"), "{printed}");
     assert_eq!(host.finish(), 0);

@@ -6,7 +6,7 @@
 
 mod code_support;
 
-use code_support::{FRAMINGS, Host, echo_spec};
+use code_support::{FRAMINGS, Host, echo_spec, sdk_of};
 use serde_json::{Value, json};
 
 /// Runs `code` as `agent`'s `run_code`, answering its echo calls, and returns the wire result.
@@ -33,16 +33,6 @@ fn open_presented(host: &mut Host, agent: &str, language: Option<&str>) {
     }
     let response = host.request("tools/presentAs", params);
     assert!(response["result"]["registration"].is_string(), "{response}");
-}
-
-fn sdk_of(prompt: &Value) -> String {
-    prompt["result"]["sections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "tools:sdk")
-        .map(|s| s["text"].as_str().unwrap().to_owned())
-        .unwrap()
 }
 
 #[test]

@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod wire;
 
+pub use dsh_tools::config::merge;
 pub use wire::{Framing, echo_spec};
 
 use serde_json::{Value, json};
@@ -132,21 +133,15 @@ fn run_code_params(call_id: &str, code: &str) -> Value {
         "arguments": { "code": code, "description": "a test program" } })
 }
 
-/// Merges `over` into `base`, object by object.
-pub fn merge(base: &mut Value, over: Value) {
-    match (base, over) {
-        (Value::Object(base), Value::Object(over)) => {
-            for (key, value) in over {
-                match base.get_mut(&key) {
-                    Some(slot) => merge(slot, value),
-                    None => {
-                        base.insert(key, value);
-                    }
-                }
-            }
-        }
-        (slot, value) => *slot = value,
-    }
+/// The `tools:sdk` section of a `tools/prompt` response.
+pub fn sdk_of(prompt: &Value) -> String {
+    prompt["result"]["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "tools:sdk")
+        .map(|s| s["text"].as_str().unwrap().to_owned())
+        .unwrap()
 }
 
 /// A client tool taking any object and returning any JSON; `safe` says whether calls may
