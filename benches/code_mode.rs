@@ -129,17 +129,29 @@ fn main() {
         .unwrap_or(30);
     // BENCH_ONLY=<substring> keeps the matching scenarios (for profiling one of them).
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
-    let scenarios: Vec<Scenario> = scenarios(runs)
-        .into_iter()
-        .filter(|s| s.name.contains(&only))
-        .collect();
+    // BENCH_PROGRAM=<TypeScript> measures that program alone, without the anchor.
+    let program = std::env::var("BENCH_PROGRAM").ok();
+    let scenarios: Vec<Scenario> = match &program {
+        Some(code) => vec![Scenario {
+            name: "program".into(),
+            code: code.clone(),
+            runs,
+        }],
+        None => scenarios(runs)
+            .into_iter()
+            .filter(|s| s.name.contains(&only))
+            .collect(),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_stack_size(32 << 20)
         .build()
         .unwrap();
     let rows = runtime.block_on(ours(&scenarios));
-    let anchors = anchor(runs).unwrap_or_default();
+    let anchors = match program {
+        Some(_) => Vec::new(),
+        None => anchor(runs).unwrap_or_default(),
+    };
     println!(
         "| scenario | dsh-tools median ms (min–max) | node worker anchor median ms | anchor / ours |"
     );

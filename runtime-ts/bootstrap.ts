@@ -18,6 +18,11 @@
 ((global) => {
   // ---- captured intrinsics ------------------------------------------------------------
   const ReflectApply = Reflect.apply;
+  /**
+   * `uncurry(f)(self, ...args)` is `f.call(self, ...args)` without looking anything up on
+   * `f` at call time; a bound call is also cheaper than `Reflect.apply` with an argument array.
+   */
+  const uncurry = (fn) => ReflectApply(Function.prototype.bind, Function.prototype.call, [fn]);
   const ReflectOwnKeys = Reflect.ownKeys;
   const ReflectGetPrototypeOf = Reflect.getPrototypeOf;
   const ReflectDeleteProperty = Reflect.deleteProperty;
@@ -28,7 +33,7 @@
   const ObjectHasOwn = Object.hasOwn;
   const ObjectIs = Object.is;
   const ObjectPrototype = Object.prototype;
-  const ObjectPrototypeToString = Object.prototype.toString;
+  const objectToString = uncurry(Object.prototype.toString);
   const ArrayIsArray = Array.isArray;
   const ArrayPrototype = Array.prototype;
   const JSONStringify = JSON.stringify;
@@ -37,10 +42,10 @@
   const MathMin = Math.min;
   const MathTrunc = Math.trunc;
   const StringCtor = String;
-  const StringPrototypeSlice = String.prototype.slice;
+  const sliceString = uncurry(String.prototype.slice);
   const StringPrototypeIndexOf = String.prototype.indexOf;
   const StringPrototypeStartsWith = String.prototype.startsWith;
-  const StringPrototypeIsWellFormed = String.prototype.isWellFormed;
+  const isWellFormed = uncurry(String.prototype.isWellFormed);
   const RegExpPrototypeExec = RegExp.prototype.exec;
   const ErrorCtor = Error;
   const ErrorIsError = typeof Error.isError === "function" ? Error.isError : null;
@@ -48,8 +53,9 @@
   const ProxyCtor = Proxy;
 
   const PromiseCtor = Promise;
-  const PromiseReject = Promise.reject;
   const PromiseResolve = Promise.resolve;
+  const resolvedWith = ReflectApply(Function.prototype.bind, PromiseResolve, [PromiseCtor]);
+  const rejectedWith = ReflectApply(Function.prototype.bind, Promise.reject, [PromiseCtor]);
 
   // The five dsh ops, bound by `finish` in the isolate that runs the program (never taken
   // from the snapshot). All are synchronous: no deno_core async-op JavaScript is on the path.
@@ -98,8 +104,6 @@
   const MAX_DEPTH = 100;
   const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
-  const NO_ARGS = ObjectFreeze([]);
-
   /** `root.key`, `root["odd key"]`, `root[3]` for the chain of keys in `segments`. */
   const pathOf = (root, segments, depth) => {
     let path = root;
@@ -115,7 +119,7 @@
   /** What a non-plain object is, for the rejection message: its built-in tag or its class. */
   const describeObject = (value, tag) => {
     if (tag !== "[object Object]" && tag !== "[object Array]") {
-      return ReflectApply(StringPrototypeSlice, tag, [8, -1]);
+      return sliceString(tag, 8, -1);
     }
     const proto = ReflectGetPrototypeOf(value);
     if (proto !== null && typeof proto === "object") {
@@ -139,6 +143,25 @@
   let walkError = "";
   let walking = false;
 
+  /**
+   * The JSON text of property keys already seen: a key's text never changes, and computing it
+   * is most of the cost of a small object. Bounded, so hostile key floods cost only memory
+   * the cap allows.
+   */
+  const keyTexts = { __proto__: null };
+  const KEY_TEXT_LIMIT = 4096;
+  let keyTextCount = 0;
+  const keyText = (key) => {
+    const known = keyTexts[key];
+    if (known !== undefined) return known;
+    const text = JSONStringify(key);
+    if (keyTextCount < KEY_TEXT_LIMIT) {
+      keyTexts[key] = text;
+      keyTextCount++;
+    }
+    return text;
+  };
+
   /** Records why the value at `depth` is not lossless; always answers undefined. */
   const fail = (depth, what) => {
     walkError = pathOf(walkRoot, walkSegments, depth) + what;
@@ -152,7 +175,7 @@
   const visit = (value, depth) => {
     switch (typeof value) {
       case "string":
-        if (!ReflectApply(StringPrototypeIsWellFormed, value, NO_ARGS)) {
+        if (!isWellFormed(value)) {
           return fail(depth, " is a string with a lone surrogate");
         }
         return JSONStringify(value);
@@ -184,7 +207,7 @@
     // exotic objects (Date, RegExp, Error, arguments, boxed primitives) given a plain prototype.
     const isArray = ArrayIsArray(value);
     const proto = ReflectGetPrototypeOf(value);
-    const tag = ReflectApply(ObjectPrototypeToString, value, NO_ARGS);
+    const tag = objectToString(value);
     const plain = isArray
       ? proto === ArrayPrototype && tag === "[object Array]"
       : (proto === ObjectPrototype || proto === null) && tag === "[object Object]";
@@ -227,7 +250,7 @@
         if (!descriptor.enumerable) return fail(depth + 1, " is not enumerable");
         const item = visit(descriptor.value, depth + 1);
         if (item === undefined) return undefined;
-        out += (i === 0 ? "" : ",") + JSONStringify(key) + ":" + item;
+        out += (i === 0 ? "" : ",") + keyText(key) + ":" + item;
       }
       out += "}";
     }
@@ -276,7 +299,7 @@
       return StringCtor(value);
     } catch {
       try {
-        return ReflectApply(ObjectPrototypeToString, value, []);
+        return objectToString(value);
       } catch {
         return "[unprintable value]";
       }
@@ -314,12 +337,12 @@
     const stack = safeGet(error, "stack");
     if (typeof stack !== "string") return "";
     let rest = ReflectApply(StringPrototypeStartsWith, stack, [header])
-      ? ReflectApply(StringPrototypeSlice, stack, [header.length])
+      ? sliceString(stack, header.length)
       : stack;
     while (rest !== "") {
       const newline = ReflectApply(StringPrototypeIndexOf, rest, ["\n"]);
-      const line = newline === -1 ? rest : ReflectApply(StringPrototypeSlice, rest, [0, newline]);
-      rest = newline === -1 ? "" : ReflectApply(StringPrototypeSlice, rest, [newline + 1]);
+      const line = newline === -1 ? rest : sliceString(rest, 0, newline);
+      rest = newline === -1 ? "" : sliceString(rest, newline + 1);
       const match =
         ReflectApply(RegExpPrototypeExec, FRAME_IN_PARENS, [line]) ||
         ReflectApply(RegExpPrototypeExec, FRAME_BARE, [line]);
@@ -369,7 +392,7 @@
 
   /** A binding's value for the op's reply: "1<json>" resolves, "0<message>" rejects. */
   const settleReply = (name, reply) => {
-    const payload = ReflectApply(StringPrototypeSlice, reply, [1]);
+    const payload = sliceString(reply, 1);
     if (reply[0] === "1") return JSONParse(payload);
     throw new ToolCallError(name, payload);
   };
@@ -395,10 +418,10 @@
         // The op answers "1<json>" for a value, "0<message>" for a failure, or "p<task id>"
         // when the host answers later.
         const reply = opCall(name, json);
-        if (reply[0] !== "p") return ReflectApply(PromiseResolve, PromiseCtor, [settleReply(name, reply)]);
-        return awaitReply(name, +ReflectApply(StringPrototypeSlice, reply, [1]));
+        if (reply[0] !== "p") return resolvedWith(settleReply(name, reply));
+        return awaitReply(name, +sliceString(reply, 1));
       } catch (error) {
-        return ReflectApply(PromiseReject, PromiseCtor, [error]);
+        return rejectedWith(error);
       }
     };
     ObjectDefineProperty(binding, "name", { __proto__: null, value: name, configurable: true });
@@ -515,7 +538,7 @@
         ReflectApply(callback, undefined, args);
       } catch (thrown) {
         // An uncaught error in a timer fails the run, as an unhandled rejection does.
-        ReflectApply(PromiseReject, PromiseCtor, [thrown]);
+        rejectedWith(thrown);
       }
     };
     return id;

@@ -80,7 +80,7 @@ impl Bridge {
 
 impl BindingHost for Arc<Bridge> {
     fn call(&self, name: &str, arguments: Value) -> BoxFuture<'static, Result<Value, String>> {
-        let (answer, receiver) = tokio::sync::oneshot::channel();
+        let (answer, mut receiver) = tokio::sync::oneshot::channel();
         let ticket = self.queue.ticket();
         let mut state = self.state.lock();
         state.submitted += 1;
@@ -113,38 +113,36 @@ impl BindingHost for Arc<Bridge> {
                 };
                 bridge.announcer.started(number, event);
             };
-            let Some(result) = bridge.queue.run(ticket, input, true, on_start).await else {
+            let Some(mut result) = bridge.queue.run(ticket, input, true, on_start).await else {
                 bridge.announcer.abandoned(number);
                 let _ = answer.send(Err(format!(
                     "tool \"{name}\" was abandoned when the run settled"
                 )));
                 return;
             };
-            let start = *started.lock();
-            bridge.announcer.ended(
-                number,
-                DispatchEnd {
-                    id,
-                    parent,
-                    name: name.clone(),
-                    arguments,
-                    content: result.content.clone(),
-                    is_error: result.is_error(),
-                    time: (start, now_ms()),
-                },
-            );
-            if !result.additional_contexts.is_empty() {
-                bridge
-                    .state
-                    .lock()
-                    .contexts
-                    .push((number, result.additional_contexts.clone()));
-            }
             let reply = match (result.value(), result.error()) {
                 (Some(value), _) => Ok(Value::clone(value)),
                 (None, Some(error)) => Err(error.message.clone()),
                 (None, None) => Err(format!("tool \"{name}\" produced no result")),
             };
+            if !result.additional_contexts.is_empty() {
+                let contexts = std::mem::take(&mut result.additional_contexts);
+                bridge.state.lock().contexts.push((number, contexts));
+            }
+            let start = *started.lock();
+            let is_error = result.is_error();
+            bridge.announcer.ended(
+                number,
+                DispatchEnd {
+                    id,
+                    parent,
+                    name,
+                    arguments,
+                    content: result.content,
+                    is_error,
+                    time: (start, now_ms()),
+                },
+            );
             let _ = answer.send(reply);
         }));
         drop(state);
@@ -162,6 +160,11 @@ impl BindingHost for Arc<Bridge> {
         if waiting {
             let task = self.handle.spawn(work);
             self.state.lock().in_flight.push(task);
+        } else if let Ok(reply) = receiver.try_recv() {
+            // Taken directly: awaiting the receiver would spend the isolate task's coop
+            // budget, and after ~128 calls within one JavaScript turn every later call would
+            // be sent the slow way round.
+            return Box::pin(std::future::ready(reply));
         }
         Box::pin(async move {
             receiver
@@ -172,5 +175,60 @@ impl BindingHost for Arc<Bridge> {
 
     fn log(&self, stream: LogStream, text: &str) {
         self.events.log(&self.outer.call_id, stream, text);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::code_mode::events::NoEvents;
+    use crate::tool::{BodyOutput, Concurrency, ExecutionToken, ToolDefinition, ToolRunContext};
+    use dsh_tools_protocol::HostConfig;
+    use futures::FutureExt;
+    use serde_json::json;
+
+    fn echo() -> ToolDefinition {
+        ToolDefinition::builder("echo")
+            .description("Echo the arguments.")
+            .input_schema(json!({ "type": "object" }))
+            .output(json!({ "type": "json" }))
+            .concurrency(Concurrency::Parallel)
+            .body(
+                |ctx: ToolRunContext| async move { Ok(BodyOutput::from(ctx.arguments().clone())) },
+            )
+            .unwrap()
+    }
+
+    /// Many calls made within one poll of the isolate's task (one JavaScript turn, as
+    /// `Promise.all` over a thousand calls does) are all answered on the spot: tokio's
+    /// per-poll coop budget runs out after ~128 operations, and answers that spent it would
+    /// take the slow way round through the driver.
+    #[tokio::test(flavor = "current_thread")]
+    async fn calls_within_one_turn_are_answered_on_the_spot_past_the_coop_budget() {
+        let runtime = ToolRuntime::new(&HostConfig::default());
+        runtime.register(echo(), None).unwrap();
+        let outer = Arc::new(ToolExecution {
+            token: ExecutionToken::fresh(),
+            call_id: Arc::from("outer"),
+            name: Arc::from("run_code"),
+            arguments: Arc::new(json!({})),
+            agent: None,
+            parent: None,
+            signal: Signal::new(CancellationToken::new()),
+        });
+        let bridge = Bridge::new(runtime, outer, CancellationToken::new(), Arc::new(NoEvents));
+        let mut waker = Context::from_waker(noop_waker_ref());
+        for i in 0..1000 {
+            let answer = bridge
+                .call("echo", json!({ "i": i }))
+                .poll_unpin(&mut waker);
+            assert_eq!(
+                answer,
+                std::task::Poll::Ready(Ok(json!({ "i": i }))),
+                "call {i}"
+            );
+        }
+        assert!(bridge.drain().await.is_empty());
     }
 }

@@ -45,20 +45,21 @@ pub struct StripError {
 }
 
 /// Largest program accepted, in bytes. The parser recurses once per nesting level, so the
-/// strip runs on a thread whose stack grows with the source; this cap bounds that stack.
+/// stack the strip needs grows with the source; this cap bounds it.
 const MAX_SOURCE_BYTES: usize = 1 << 20;
-/// Stack for the strip thread: a base plus a budget per source byte. The deepest nesting per
-/// byte measured (`(((`, `[[[`, `({a:` chains, 10,000 levels) used at most 1.6 KiB of
-/// parser stack per byte in a debug build, less in release.
+/// Stack the strip needs: a base plus a budget per source byte. The deepest nesting per byte
+/// measured (`(((`, `[[[`, `({a:` chains, 10,000 levels) used at most 1.6 KiB of parser
+/// stack per byte in a debug build, less in release.
 const BASE_STACK_BYTES: usize = 2 << 20;
 const STACK_BYTES_PER_SOURCE_BYTE: usize = 4 << 10;
 
 /// Returns `source` with its types blanked (same byte length, same line breaks), or the first
 /// syntax error or non-erasable construct.
 ///
-/// Work happens on a scoped thread with a stack sized for the source, because oxc's parser
-/// and visitor recurse once per nesting level and a 10,000-deep expression overflows an
-/// ordinary 8 MiB stack.
+/// oxc's parser and visitor recurse once per nesting level and a 10,000-deep expression
+/// overflows an ordinary 8 MiB stack, so the work runs where the stack sized for the source
+/// fits: on the caller's stack when enough of it is left (a typical program on a 32 MiB host
+/// worker, without starting a thread), else on a fresh stack segment of that size.
 pub fn strip_types(source: &str) -> Result<String, StripError> {
     if source.len() > MAX_SOURCE_BYTES {
         return Err(StripError {
@@ -71,26 +72,16 @@ pub fn strip_types(source: &str) -> Result<String, StripError> {
         });
     }
     let stack_size = BASE_STACK_BYTES + source.len() * STACK_BYTES_PER_SOURCE_BYTE;
-    std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new()
-            .name("strip-types".to_owned())
-            .stack_size(stack_size)
-            .spawn_scoped(scope, || strip_on_this_thread(source));
-        match worker {
-            Ok(worker) => worker.join().unwrap_or_else(|_| {
-                Err(StripError {
-                    line: 1,
-                    column: 1,
-                    message: "type stripping failed unexpectedly".to_owned(),
-                })
-            }),
-            Err(error) => Err(StripError {
+    let strip = || {
+        std::panic::catch_unwind(|| strip_on_this_thread(source)).unwrap_or_else(|_| {
+            Err(StripError {
                 line: 1,
                 column: 1,
-                message: format!("cannot start the type-stripping thread: {error}"),
-            }),
-        }
-    })
+                message: "type stripping failed unexpectedly".to_owned(),
+            })
+        })
+    };
+    stacker::maybe_grow(stack_size, stack_size, strip)
 }
 
 fn strip_on_this_thread(source: &str) -> Result<String, StripError> {

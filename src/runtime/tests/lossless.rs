@@ -188,6 +188,36 @@ async fn plain_data_crosses_unchanged() {
     assert_eq!(*host.calls.lock(), vec![("echo".to_owned(), expected)]);
 }
 
+/// Key texts are computed once per isolate and reused (up to a bound): keys that need
+/// escaping cross exactly on every call, and keys past the bound still cross exactly.
+#[tokio::test]
+async fn property_keys_cross_exactly_when_reused_and_past_the_key_cache_bound() {
+    let (outcome, host) = run(concat!(
+        "const odd = {'say \\\"hi\\\"': 1, 'line\\nbreak': 2, ['__proto__']: 3, '\u{e9}': 4, '\\u2028': 5};\n",
+        "const many = {}; for (let i = 0; i < 5000; i++) many['k' + i] = i;\n",
+        "await tools.echo(odd); await tools.echo(many); await tools.echo(odd);\n",
+        "return await tools.echo({k4999: 'late', ...odd});",
+    ))
+    .await;
+    let mut odd = serde_json::Map::new();
+    odd.insert("say \"hi\"".into(), json!(1));
+    odd.insert("line\nbreak".into(), json!(2));
+    odd.insert("__proto__".into(), json!(3));
+    odd.insert("\u{e9}".into(), json!(4));
+    odd.insert("\u{2028}".into(), json!(5));
+    let many: serde_json::Map<_, _> = (0..5000).map(|i| (format!("k{i}"), json!(i))).collect();
+    let mut last = serde_json::Map::new();
+    last.insert("k4999".into(), json!("late"));
+    last.extend(odd.clone());
+    let (odd, many, last) = (json!(odd), json!(many), json!(last));
+    assert_eq!(outcome.result, ok(last.clone()));
+    let echoed = |value: &serde_json::Value| ("echo".to_owned(), value.clone());
+    assert_eq!(
+        *host.calls.lock(),
+        vec![echoed(&odd), echoed(&many), echoed(&odd), echoed(&last)]
+    );
+}
+
 #[tokio::test]
 async fn lossy_completions_are_invalid_output() {
     for code in [
