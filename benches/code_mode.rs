@@ -4,6 +4,10 @@
 //! `cargo bench --bench code_mode` prints one JSON line per scenario and a table with the
 //! ratio anchor/ours. Every run goes through `ToolRuntime::execute` of `run_code`, and every
 //! binding call through the complete pipeline to a native echo tool.
+//!
+//! `BENCH_RUNS=<n>` sets the runs per scenario, `BENCH_ONLY=<substring>` keeps the matching
+//! scenarios and `BENCH_PROGRAM=<TypeScript>` measures one program alone (for profiling, e.g.
+//! under `valgrind --tool=callgrind --toggle-collect='*RunControl*busy*'`).
 
 #![allow(
     clippy::unwrap_used,
@@ -56,6 +60,15 @@ fn scenarios(runs: usize) -> Vec<Scenario> {
             name: format!("parallel_{CALLS}_calls"),
             code: format!(
                 "const r = await Promise.all(Array.from({{ length: {CALLS} }}, (_, i) => tools.echo({{ i }}))); return r.length"
+            ),
+            runs: few,
+        },
+        // The engine's own floor under the parallel scenario: the same program shape with no
+        // tool at all (no binding, no snapshot, no pipeline).
+        Scenario {
+            name: format!("parallel_{CALLS}_promises_without_tools"),
+            code: format!(
+                "const r = await Promise.all(Array.from({{ length: {CALLS} }}, (_, i) => Promise.resolve({{ i }}))); return r.length"
             ),
             runs: few,
         },
