@@ -6,66 +6,34 @@
 
 mod code_support;
 
-use code_support::{FRAMINGS, Framing, Host, any_spec, echo_spec, with_method};
-use serde_json::{Value, json};
-use std::time::{Duration, Instant};
+use code_support::hostile::{self, ComputeBudget, failure};
+use code_support::{FRAMINGS, Framing, Host, echo_spec, with_method};
+use serde_json::json;
+use std::time::Duration;
 
-/// The compute budget of the timeout tests.
-const COMPUTE_MS: u64 = 200;
-/// How late the runtime may enforce a budget (the contract).
-const ENFORCEMENT_SLACK: Duration = Duration::from_millis(100);
-/// What the client measures beyond the runtime's own budget: type stripping, handing the run
-/// to a warm isolate, writing the notifications and the response, pipe I/O, and scheduling
-/// of an unoptimized build on a shared two-core machine.
-const PROCESS_MARGIN: Duration = Duration::from_millis(400);
+/// Logs `fine` and returns `"still serving"`.
+const SERVING: &str = "console.log('fine'); return 'still serving';";
 
-/// A normal run still succeeds.
 fn still_serving(host: &mut Host) {
-    let result = host.run_code("after", "console.log('fine'); return 'still serving';");
-    assert_eq!(
-        result,
-        json!({ "isError": false, "value": { "logs": ["fine"], "result": "still serving" },
-            "content": [{ "type": "text", "text": "fine\nstill serving" }] })
-    );
-}
-
-fn failure(message: &str) -> Value {
-    json!({
-        "isError": true,
-        "error": { "message": message, "info": { "name": "CodeRunFailedError", "code": "CODE_RUN_FAILED" } },
-        "content": [{ "type": "text", "text": format!("Error: {message}") }]
-    })
+    hostile::still_serving(host, SERVING);
 }
 
 #[test]
 fn runaway_compute_ends_as_timeout_within_the_budget_and_the_host_keeps_serving() {
-    let config = json!({ "codeRuntime": { "computeMs": COMPUTE_MS, "poolSize": 3 } });
-    for framing in FRAMINGS {
-        let mut host = Host::code_mode(framing, "code", config.clone());
-        for program in [
+    hostile::runaway_compute_times_out(
+        &json!({ "codeRuntime": { "poolSize": 3 } }),
+        &ComputeBudget {
+            compute_ms: 200,
+            // Also type stripping and handing the run to a warm isolate.
+            process_margin: Duration::from_millis(400),
+        },
+        &[
             "while (true) {}",
             "await Promise.resolve();\nfor (;;) {}",
             "setTimeout(() => { while (true) {} }, 1);\nawait new Promise((resolve) => setTimeout(resolve, 60000));",
-        ] {
-            // Warm up: the timed run must not wait for an isolate to be built.
-            still_serving(&mut host);
-            let started = Instant::now();
-            let result = host.run_code("spin", program);
-            let elapsed = started.elapsed();
-            assert_eq!(
-                result,
-                failure("code run failed (timeout): compute budget of 200 ms exhausted"),
-                "{framing:?}:\n{program}"
-            );
-            let bound = Duration::from_millis(COMPUTE_MS) + ENFORCEMENT_SLACK + PROCESS_MARGIN;
-            assert!(
-                elapsed <= bound,
-                "{elapsed:?} > {bound:?} for {framing:?}:\n{program}"
-            );
-        }
-        still_serving(&mut host);
-        assert_eq!(host.finish(), 0);
-    }
+        ],
+        SERVING,
+    );
 }
 
 #[test]
@@ -75,24 +43,12 @@ fn the_wall_budget_ends_a_waiting_run_and_aborts_its_sub_call() {
         "code",
         json!({ "codeRuntime": { "maxWallMs": 300 } }),
     );
-    host.register(any_spec("hang", true));
-    host.send_run_code(
-        json!("outer"),
-        "wait",
+    let transcript = hostile::wall_budget_ends_a_waiting_run(
+        &mut host,
         "console.log('waiting');\nawait tools.hang({});",
-    );
-    let (response, transcript) = host.serve_until(&json!("outer"), |_| None);
-    assert_eq!(
-        response["result"],
-        failure(
-            "code run failed (timeout): wall-clock budget of 300 ms exhausted\nCaptured output:\nwaiting"
-        )
+        300,
     );
     // The in-flight sub-call was aborted, not orphaned, before the answer.
-    let call = with_method(&transcript, "client/executeTool")[0];
-    let cancel = with_method(&transcript, "$/cancelRequest");
-    assert_eq!(cancel.len(), 1);
-    assert_eq!(cancel[0]["params"]["id"], call["id"]);
     let dispatched = with_method(&transcript, "tools/codeDispatch");
     assert_eq!(
         dispatched[0]["params"]["content"],
@@ -135,32 +91,12 @@ fn log_floods_end_as_output_limit_and_stop_streaming_at_the_cap() {
             "code",
             json!({ "codeRuntime": { "maxOutputBytes": CAP } }),
         );
-        host.send_run_code(
-            json!("flood"),
-            "flood",
+        hostile::flood_stops_at_the_cap(
+            &mut host,
+            framing,
             "for (let i = 0; ; i++) console.log('line ' + i);",
+            CAP,
         );
-        let (response, transcript) = host.serve_until(&json!("flood"), |_| None);
-        // The lines kept are those whose compact JSON array fits the cap.
-        let mut kept: Vec<String> = Vec::new();
-        loop {
-            let mut next = kept.clone();
-            next.push(format!("line {}", kept.len()));
-            if serde_json::to_string(&next).unwrap().len() > CAP {
-                break;
-            }
-            kept = next;
-        }
-        let message = format!(
-            "code run failed (output-limit): outer output exceeded {CAP} bytes\nCaptured output:\n{}",
-            kept.join("\n")
-        );
-        assert_eq!(response["result"], failure(&message), "{framing:?}");
-        let streamed: Vec<&str> = with_method(&transcript, "code/log")
-            .iter()
-            .map(|m| m["params"]["text"].as_str().unwrap())
-            .collect();
-        assert_eq!(streamed, kept, "nothing streams past the cap");
 
         // One enormous line.
         let result = host.run_code("huge", "console.log('x'.repeat(200_000));\nreturn 1;");

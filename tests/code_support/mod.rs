@@ -6,6 +6,8 @@
 #[path = "../support/mod.rs"]
 mod wire;
 
+pub mod hostile;
+
 pub use dsh_tools::config::merge;
 pub use wire::{Framing, echo_spec};
 
