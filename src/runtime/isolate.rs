@@ -11,6 +11,7 @@ use futures::FutureExt;
 use super::bridge::{self, Completion, RunScope};
 use super::contract::{BindingHost, RunLimits, RunOutcome};
 use super::control::RunControl;
+use super::guarded::GuardedRuntime;
 use super::verdict::{self, Verdict};
 
 /// The model's code becomes the body of this function. Positions the engine reports are one
@@ -43,7 +44,7 @@ pub(crate) struct Job {
 }
 
 pub(crate) struct FreshIsolate {
-    runtime: JsRuntime,
+    runtime: GuardedRuntime,
     /// Runs a compiled program and answers a tagged string (see bootstrap.ts).
     harness: v8::Global<v8::Function>,
     /// Completes a task (binding call, timer) the host finished after its op returned.
@@ -56,7 +57,7 @@ impl FreshIsolate {
     pub(crate) fn new(max_heap_mb: u64, snapshot: &'static [u8]) -> Result<Self, String> {
         let heap_bytes = usize::try_from(max_heap_mb.saturating_mul(1024 * 1024))
             .map_err(|_| "max_heap_mb does not fit this platform".to_owned())?;
-        let mut runtime = JsRuntime::try_new(RuntimeOptions {
+        let mut runtime = GuardedRuntime::try_new(RuntimeOptions {
             extensions: vec![bridge::extension()],
             startup_snapshot: Some(snapshot),
             create_params: Some(v8::CreateParams::default().heap_limits(0, heap_bytes)),

@@ -16,6 +16,7 @@
 mod bridge;
 mod contract;
 mod control;
+mod guarded;
 mod isolate;
 mod output;
 mod pool;

@@ -61,7 +61,10 @@ impl Host {
         if !self.inbox.is_empty() {
             return self.inbox.remove(0);
         }
-        self.read().expect("host closed stdout")
+        match self.read() {
+            Some(message) => message,
+            None => panic!("host closed stdout: {}", self.ending()),
+        }
     }
 
     /// Sends a request without waiting for its response.

@@ -444,6 +444,18 @@ impl Host {
             .unwrap()
     }
 
+    /// How the host ended, once its stdout closed unexpectedly: its exit status and all it
+    /// wrote to stderr, for the failure message.
+    pub fn ending(&mut self) -> String {
+        let status = self.child.as_mut().map(|child| child.wait());
+        let stderr = self
+            .stderr
+            .take()
+            .map(|reader| reader.join().unwrap_or_default())
+            .unwrap_or_default();
+        format!("{status:?}; stderr:\n{stderr}")
+    }
+
     /// Closes stdin and returns the exit code.
     pub fn finish(self) -> i32 {
         self.finish_all().code.unwrap_or(-1)
