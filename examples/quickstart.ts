@@ -3,7 +3,7 @@
 // summary below comes back to the model, not the file lists.
 const [sources, tests, modules, readme] = await Promise.all([
   tools.glob({ pattern: "src/**/*.rs" }),
-  tools.glob({ pattern: "*.rs", path: "tests" }),
+  tools.glob({ pattern: "tests/suite/**/*.rs" }),
   tools.grep({ pattern: "^pub mod ", path: "src/lib.rs", output_mode: "content" }),
   tools.read({ file_path: "README.md", limit: 1 }),
 ]);

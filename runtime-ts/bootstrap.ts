@@ -57,13 +57,14 @@
   const resolvedWith = ReflectApply(Function.prototype.bind, PromiseResolve, [PromiseCtor]);
   const rejectedWith = ReflectApply(Function.prototype.bind, Promise.reject, [PromiseCtor]);
 
-  // The five dsh ops, bound by `finish` in the isolate that runs the program (never taken
+  // The six dsh ops, bound by `finish` in the isolate that runs the program (never taken
   // from the snapshot). All are synchronous: no deno_core async-op JavaScript is on the path.
   let opCall;
   let opLog;
   let opTimer;
   let opCancelTimer;
   let opIsProxy;
+  let opMaxDepth;
   // The program's `tools` object, also made by `finish`.
   let tools;
 
@@ -101,7 +102,8 @@
   // real arrays without holes, plain objects with Object.prototype or null prototype and only
   // enumerable string-keyed data properties) and names the first thing that is not.
 
-  const MAX_DEPTH = 100;
+  // The run's `transport.maxNestingDepth`, read by the harness when the run starts.
+  let maxDepth = 0;
   const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
   /** `root.key`, `root["odd key"]`, `root[3]` for the chain of keys in `segments`. */
@@ -202,7 +204,7 @@
     for (let i = 0; i < depth; i++) {
       if (walkAncestors[i] === value) return fail(depth, " is circular");
     }
-    if (depth >= MAX_DEPTH) return fail(depth, " nests deeper than " + MAX_DEPTH + " levels");
+    if (depth >= maxDepth) return fail(depth, " nests deeper than " + maxDepth + " levels");
     // Plain data has the plain prototype and the plain built-in tag; the tag also catches
     // exotic objects (Date, RegExp, Error, arguments, boxed primitives) given a plain prototype.
     const isArray = ArrayIsArray(value);
@@ -581,6 +583,7 @@
    * "e<message>" (the program threw).
    */
   const harness = async function (program) {
+    maxDepth = opMaxDepth();
     try {
       const value = await ReflectApply(program, undefined, []);
       if (value === undefined) return "u";
@@ -605,6 +608,7 @@
     opTimer = ops.op_dsh_timer;
     opCancelTimer = ops.op_dsh_cancel_timer;
     opIsProxy = ops.op_dsh_is_proxy;
+    opMaxDepth = ops.op_dsh_max_depth;
     tools = new ProxyCtor(ObjectSetPrototypeOf({}, null), TOOLS_HANDLER);
 
     const keys = ReflectOwnKeys(global);

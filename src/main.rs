@@ -13,7 +13,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use dsh_tools::config;
-use dsh_tools::rpc::{ServeOptions, serve};
+use dsh_tools::frontends::rpc::{ServeOptions, serve};
 use dsh_tools::transport::framing::Framing;
 use std::path::PathBuf;
 
@@ -78,6 +78,23 @@ enum Command {
 }
 
 fn main() -> anyhow::Result<()> {
+    match run() {
+        // A reader that went away (`dsh-tools run … | head`) ends the output, as SIGPIPE
+        // would end a C program: quietly, with 128 + SIGPIPE.
+        Err(error) if is_broken_pipe(&error) => std::process::exit(141),
+        other => other,
+    }
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     init_logging(&cli.common.log_level);
     let mut base_config = match &cli.common.config {

@@ -1,13 +1,13 @@
 //! Prompt assembly (`tools/prompt`): what one scope's model is shown — function definitions
 //! and the Code Mode sections — in a deterministic, prefix-cache-friendly form.
 
-use crate::code_mode::CodeMode;
+use crate::code_mode::{CodeMode, language_name, language_of};
 use crate::codegen;
 use crate::pipeline::ToolRuntime;
 use crate::registry::RUN_CODE;
 use crate::tool::AgentId;
 use dsh_tools_protocol::{
-    CodeLanguage, CodeRuntimeConfig, PresentationMode, PromptAssembly, PromptSection, PromptTool,
+    CodeRuntimeConfig, PresentationMode, PromptAssembly, PromptSection, PromptTool,
 };
 
 /// The rule stated under `code` (order 99, before per-tool guidance).
@@ -35,23 +35,6 @@ impl PromptError {
             PromptError::NoRuntime(_) => "NO_CODE_RUNTIME",
         }
     }
-}
-
-/// The wire spelling of a Code Mode language.
-pub fn language_name(language: CodeLanguage) -> &'static str {
-    match language {
-        CodeLanguage::Typescript => "typescript",
-        CodeLanguage::Python => "python",
-    }
-}
-
-/// The Code Mode language of `agent`: its `presentAs` language, else the configured default.
-pub fn language_of(
-    runtime: &ToolRuntime,
-    agent: Option<&AgentId>,
-    code: &CodeRuntimeConfig,
-) -> CodeLanguage {
-    runtime.registry().language(agent).unwrap_or(code.language)
 }
 
 /// Assembles the prompt of `agent`'s scope; a code presentation speaks the agent's

@@ -1,20 +1,16 @@
 //! Built-in tools, off unless `builtins` configures them: the file tools (`read`, `write`,
 //! `edit`, `glob`, `grep`) confined to `builtins.fs.root`, and `bash` in `builtins.bash.cwd`.
 //! They register globally like any tool and run the same pipeline; each declares a typed
-//! output, its concurrency, and its UI presenter.
+//! output, its concurrency, and its UI cards.
 
 pub mod bash;
+mod cards;
 pub mod fs;
-mod present;
 mod typed;
-
-pub use present::{
-    BashPresenter, EditPresenter, GlobPresenter, GrepPresenter, ReadPresenter, WritePresenter,
-};
 
 use crate::pipeline::ToolRuntime;
 use crate::registry::RegistryError;
-use crate::tool::ToolDefinition;
+use crate::tool::{DefinitionError, ToolDefinition};
 use bash::BashSettings;
 use dsh_tools_protocol::BuiltinsConfig;
 use fs::FsRoot;
@@ -43,6 +39,9 @@ pub enum BuiltinsError {
     /// A registration failed (a name already taken in the global layer).
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    /// A built-in definition did not compile (a defect of this build).
+    #[error(transparent)]
+    Definition(#[from] DefinitionError),
 }
 
 /// The definitions `config` enables (none for an empty config).
@@ -105,7 +104,7 @@ mod tests {
     use serde_json::json;
 
     #[tokio::test]
-    async fn only_direct_calls_persist_presentation_meta() {
+    async fn only_direct_calls_persist_card_meta() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
         let runtime = ToolRuntime::new(&HostConfig::default());

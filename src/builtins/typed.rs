@@ -2,7 +2,7 @@
 //! arguments in, canonical value out, text rendering, blocking file work off the runtime.
 
 use crate::tool::{
-    BodyOutput, ContentBlock, HarnessCode, PresentationMeta, Renderer, ToolError, ToolExecution,
+    BodyOutput, CardMeta, ContentBlock, HarnessCode, Renderer, ToolError, ToolExecution,
 };
 use futures::future::BoxFuture;
 use serde::Serialize;
@@ -38,7 +38,7 @@ pub fn aborted() -> ToolError {
 
 /// Presentation metadata that is the canonical value itself (the value is execution-local;
 /// the metadata is what persists and replays).
-pub fn value_as_meta() -> PresentationMeta {
+pub fn value_as_meta() -> CardMeta {
     Arc::new(|_arguments, value| Some(value.clone()))
 }
 

@@ -1,7 +1,7 @@
 //! `dsh-tools mcp`: the registry (built-ins, ingested MCP servers, Code Mode) served to an
 //! MCP client on stdin/stdout until EOF or a termination signal.
 
-use dsh_tools::mcp::serve::{McpFront, serve};
+use dsh_tools::frontends::mcp::{McpFront, serve};
 use dsh_tools_protocol::{HostConfig, PresentationMode};
 use tokio_util::sync::CancellationToken;
 

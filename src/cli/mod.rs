@@ -35,6 +35,7 @@ pub async fn local_runtime(config: &HostConfig, mode: PresentationMode) -> anyho
     config.tools.mode = mode;
     let runtime = ToolRuntime::new(&config);
     let code = CodeMode::install(&runtime, config.code_runtime.clone())?;
+    code.set_max_depth(config.transport.max_nesting_depth);
     let policy = PolicySet::install(&runtime, &config)?;
     dsh_tools::builtins::register_builtins(&runtime, &config.builtins)?;
     let mcp = McpHost::new();

@@ -5,9 +5,11 @@
 mod announcer;
 mod bridge;
 mod events;
+mod language;
 mod tool;
 
 pub use events::{CodeEvents, DispatchEnd, DispatchStart, NoEvents, stream_name};
+pub use language::{language_name, language_of};
 pub use tool::{EMPTY_RUN, render_run};
 
 use crate::codegen::{self, SdkTool};
@@ -17,6 +19,7 @@ use crate::runtime::{IsolatePool, PoolConfig, PythonConfig, PythonPool, RunLimit
 use crate::tool::{AgentId, ToolError};
 use dsh_tools_protocol::{CodeLanguage, CodeRuntimeConfig};
 use parking_lot::RwLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Code Mode state shared by every `run_code` call of one runtime.
@@ -25,6 +28,8 @@ pub struct CodeMode {
     pool: OnceLock<Result<IsolatePool, String>>,
     python: OnceLock<Result<PythonPool, String>>,
     events: RwLock<Arc<dyn CodeEvents>>,
+    /// `transport.maxNestingDepth`: the deepest JSON a program may pass or return.
+    max_depth: AtomicUsize,
 }
 
 impl CodeMode {
@@ -38,6 +43,7 @@ impl CodeMode {
             pool: OnceLock::new(),
             python: OnceLock::new(),
             events: RwLock::new(Arc::new(NoEvents)),
+            max_depth: AtomicUsize::new(default_max_depth()),
         });
         let definition = tool::definition(Arc::downgrade(runtime), code.clone())?;
         runtime.registry().install_run_code(definition);
@@ -47,6 +53,13 @@ impl CodeMode {
     /// Replaces the budgets of later runs (the pool's size and heap cap are fixed once started).
     pub fn configure(&self, config: CodeRuntimeConfig) {
         *self.config.write() = config;
+    }
+
+    /// Bounds the JSON nesting of later runs' binding arguments and completions, as the
+    /// transport bounds frames (`transport.maxNestingDepth`).
+    pub fn set_max_depth(&self, max_depth: u32) {
+        let max_depth = usize::try_from(max_depth).unwrap_or(usize::MAX);
+        self.max_depth.store(max_depth, Ordering::Relaxed);
     }
 
     /// Routes dispatch events and live output to `events`.
@@ -125,6 +138,7 @@ impl CodeMode {
             compute_ms: config.compute_ms,
             max_wall_ms: config.max_wall_ms,
             max_output_bytes: config.max_output_bytes,
+            max_depth: self.max_depth.load(Ordering::Relaxed),
         }
     }
 
@@ -184,4 +198,9 @@ impl CodeMode {
         pool.as_ref()
             .map_err(|e| ToolError::new(format!("the Code Mode runtime could not start: {e}")))
     }
+}
+
+fn default_max_depth() -> usize {
+    let depth = dsh_tools_protocol::TransportConfig::default().max_nesting_depth;
+    usize::try_from(depth).unwrap_or(usize::MAX)
 }

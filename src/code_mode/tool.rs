@@ -7,11 +7,11 @@ use super::bridge::Bridge;
 use crate::codegen;
 use crate::json;
 use crate::pipeline::ToolRuntime;
-use crate::registry::{RUN_CODE, RegistryError};
+use crate::registry::RUN_CODE;
 use crate::runtime::{RunFailure, RunRequest};
 use crate::tool::{
-    BodyOutput, ContentBlock, HarnessCode, Render, Renderer, ToolDefinition, ToolError,
-    ToolExecution, ToolRunContext,
+    BodyOutput, ContentBlock, DefinitionError, HarnessCode, Render, Renderer, ToolDefinition,
+    ToolError, ToolExecution, ToolRunContext,
 };
 use dsh_tools_protocol::CodeLanguage;
 use futures::future::BoxFuture;
@@ -26,7 +26,7 @@ pub const EMPTY_RUN: &str = "(run_code completed with no output)";
 pub fn definition(
     runtime: Weak<ToolRuntime>,
     code: Arc<CodeMode>,
-) -> Result<ToolDefinition, RegistryError> {
+) -> Result<ToolDefinition, DefinitionError> {
     ToolDefinition::builder(RUN_CODE)
         .description(codegen::run_code_description(""))
         .validated_input_schema(codegen::run_code_input_schema())
@@ -71,11 +71,11 @@ async fn run(
         ));
     }
     let config = code.config.read().clone();
-    let language = crate::prompt::language_of(&runtime, ctx.execution.agent.as_ref(), &config);
+    let language = super::language_of(&runtime, ctx.execution.agent.as_ref(), &config);
     if !config.loads(language) {
         return Err(ToolError::new(format!(
             "Code Mode language \"{}\" has no runtime loaded in this host (codeRuntime.language / codeRuntime.languages)",
-            crate::prompt::language_name(language)
+            super::language_name(language)
         )));
     }
     // The outer signal ends the run first; sub-calls are aborted only once it settled, so a

@@ -22,7 +22,7 @@ pub use decimal::is_integer;
 pub use drop::drop_deep;
 pub use equal::json_equal;
 pub use number::number_text;
-pub use parse::{ParseError, parse};
+pub use parse::{ParseError, parse, parse_within};
 pub(crate) use path::locate;
 pub use path::{Segment, render_path};
 pub use render::{render_compact, render_pretty};

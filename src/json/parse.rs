@@ -21,10 +21,18 @@ pub struct ParseError {
 /// Parses exactly one JSON value (surrounding whitespace allowed) at any depth.
 /// Duplicate keys keep the first key's position and the last value, as `JSON.parse` does.
 pub fn parse(text: &str) -> Result<Value, ParseError> {
+    parse_within(text, usize::MAX)
+}
+
+/// [`parse`], refusing text with more than `max_depth` containers open at once (the
+/// `transport.maxNestingDepth` rule, applied to JSON that reaches the host other than as a
+/// frame: binding-call arguments and program completions of both Code Mode engines).
+pub fn parse_within(text: &str, max_depth: usize) -> Result<Value, ParseError> {
     let mut parser = Parser {
         text,
         bytes: text.as_bytes(),
         position: 0,
+        max_depth,
     };
     let mut open: Vec<Container> = Vec::new();
     let parsed = parser.parse_document(&mut open);
@@ -55,14 +63,24 @@ struct Parser<'a> {
     text: &'a str,
     bytes: &'a [u8],
     position: usize,
+    max_depth: usize,
 }
 
 impl<'a> Parser<'a> {
+    /// Fails when opening one more container would exceed the depth bound.
+    fn admit_container(&self, open: &[Container]) -> Result<(), ParseError> {
+        if open.len() >= self.max_depth {
+            return Err(self.error("nested deeper than the depth limit"));
+        }
+        Ok(())
+    }
+
     fn parse_document(&mut self, open: &mut Vec<Container>) -> Result<Value, ParseError> {
         'value: loop {
             self.skip_whitespace();
             let mut value = match self.peek() {
                 Some(b'{') => {
+                    self.admit_container(open)?;
                     self.position += 1;
                     self.skip_whitespace();
                     if self.peek() == Some(b'}') {
@@ -75,6 +93,7 @@ impl<'a> Parser<'a> {
                     }
                 }
                 Some(b'[') => {
+                    self.admit_container(open)?;
                     self.position += 1;
                     self.skip_whitespace();
                     if self.peek() == Some(b']') {
@@ -437,6 +456,19 @@ mod tests {
         check("[1]\n [2]", "trailing characters at line 2 column 2");
         check("[\"é\", x]", "expected value at line 1 column 7");
         check("[[[[", "EOF while parsing a value at line 1 column 5");
+    }
+
+    #[test]
+    fn the_depth_bound_counts_every_open_container() {
+        assert!(parse_within("[[{\"a\":[]}]]", 4).is_ok());
+        for text in ["[[{\"a\":[]}]]", "[[{\"a\":{}}]]", "[[[[1]]]]"] {
+            let error = parse_within(text, 3).unwrap_err();
+            assert_eq!(
+                error.message, "nested deeper than the depth limit",
+                "{text}"
+            );
+        }
+        assert_eq!(parse_within("7", 0).unwrap(), serde_json::json!(7));
     }
 
     #[test]

@@ -1,7 +1,7 @@
-//! MCP both ways. Ingestion: every configured stdio MCP server is spawned, handshaken
+//! MCP ingestion: every configured stdio MCP server is spawned, handshaken
 //! (rmcp client) and listed, and each of its tools registers as `mcp__<server>__<tool>`
-//! like any other tool, so the whole pipeline applies to it. Serving: [`serve`] exposes the
-//! registry to MCP clients (rmcp server).
+//! like any other tool, so the whole pipeline applies to it. (Serving the registry to MCP
+//! clients is a front end: `frontends::mcp`.)
 //!
 //! Decisions:
 //! - **Names** are `mcp__<server>__<tool>` byte for byte (no sanitizing): the registry, the
@@ -40,7 +40,6 @@ mod definition;
 mod link;
 mod names;
 mod process;
-pub mod serve;
 mod supervisor;
 
 pub use names::registered_name;

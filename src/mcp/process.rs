@@ -2,22 +2,25 @@
 //! environment, its stderr forwarded to the log, and terminated as a group and reaped.
 
 use super::link::Link;
+use crate::process::ProcessGroup;
 use dsh_tools_protocol::McpServerConfig;
+use nix::sys::signal::Signal;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{ChildStdin, ChildStdout, Command};
 
 /// How long a server may take to exit on its own once its stdin is closed.
 const EXIT_ON_EOF: Duration = Duration::from_millis(500);
 /// How long a server may take to exit after SIGTERM before it is killed.
 const EXIT_ON_SIGTERM: Duration = Duration::from_millis(1000);
+/// How long a SIGKILLed server may take to be reaped.
+const REAP_GRACE: Duration = Duration::from_secs(5);
 
 /// A running server process and the group it leads.
 pub struct ServerProcess {
-    child: Child,
-    group: Option<i32>,
+    group: ProcessGroup,
 }
 
 /// The process plus the pipes the MCP transport takes over.
@@ -44,9 +47,7 @@ pub fn spawn(link: &Arc<Link>, config: &McpServerConfig) -> Result<Spawned, Stri
         .env_clear()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
+        .stderr(Stdio::piped());
     for name in INHERITED_ENV {
         if let Some(value) = std::env::var_os(name) {
             command.env(name, value);
@@ -56,10 +57,9 @@ pub fn spawn(link: &Arc<Link>, config: &McpServerConfig) -> Result<Spawned, Stri
     if let Some(cwd) = &config.cwd {
         command.current_dir(cwd);
     }
-    let mut child = command
-        .spawn()
+    let mut group = ProcessGroup::spawn(&mut command)
         .map_err(|e| format!("could not start `{}`: {e}", config.command))?;
-    let group = child.id().and_then(|id| i32::try_from(id).ok());
+    let child = group.child();
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -78,7 +78,7 @@ pub fn spawn(link: &Arc<Link>, config: &McpServerConfig) -> Result<Spawned, Stri
         }
     });
     Ok(Spawned {
-        process: ServerProcess { child, group },
+        process: ServerProcess { group },
         stdout,
         stdin,
     })
@@ -87,11 +87,8 @@ pub fn spawn(link: &Arc<Link>, config: &McpServerConfig) -> Result<Spawned, Stri
 impl ServerProcess {
     /// Resolves when the process exits (reaping it), with a description of how.
     pub async fn exited(&mut self) -> String {
-        match self.child.wait().await {
-            Ok(status) => {
-                self.kill_group();
-                describe(status)
-            }
+        match self.group.wait().await {
+            Ok(status) => describe(status),
             Err(e) => format!("could not be waited for: {e}"),
         }
     }
@@ -106,35 +103,15 @@ impl ServerProcess {
     /// closed), then SIGTERM to its group, then SIGKILL; always reaped, stragglers of its
     /// group killed.
     pub async fn terminate(mut self) {
-        if let Ok(Ok(_)) = tokio::time::timeout(EXIT_ON_EOF, self.child.wait()).await {
-            self.kill_group();
+        if let Some(Ok(_)) = self.group.wait_within(EXIT_ON_EOF).await {
             return;
         }
-        self.signal_group(libc::SIGTERM);
-        if let Ok(Ok(_)) = tokio::time::timeout(EXIT_ON_SIGTERM, self.child.wait()).await {
-            self.kill_group();
+        self.group.signal(Signal::SIGTERM);
+        if let Some(Ok(_)) = self.group.wait_within(EXIT_ON_SIGTERM).await {
             return;
         }
-        self.signal_group(libc::SIGKILL);
-        if let Err(e) = self.child.kill().await {
-            tracing::warn!(target: "mcp", "could not kill an MCP server process: {e}");
-        }
-        self.group = None;
-    }
-
-    /// SIGKILLs whatever is left of the group once its leader is gone, then forgets the group.
-    fn kill_group(&mut self) {
-        self.signal_group(libc::SIGKILL);
-        self.group = None;
-    }
-
-    fn signal_group(&self, signal: i32) {
-        if let Some(group) = self.group {
-            // SAFETY: killpg only sends a signal; the group is the one this process leads
-            // (set by `process_group(0)` at spawn) and is forgotten once it has been killed.
-            unsafe {
-                libc::killpg(group, signal);
-            }
+        if self.group.kill_and_reap(REAP_GRACE).await.is_none() {
+            tracing::warn!(target: "mcp", "an MCP server process did not die on SIGKILL");
         }
     }
 }

@@ -438,7 +438,7 @@ async fn canonical_result(
         },
     };
     // Direct calls only: nested Code Mode dispatches never compute presentation metadata.
-    let meta = match (&definition.presentation_meta, execution.parent) {
+    let meta = match (&definition.card_meta, execution.parent) {
         (Some(derive), None) => {
             std::panic::catch_unwind(AssertUnwindSafe(|| derive(&execution.arguments, &value)))
                 .ok()

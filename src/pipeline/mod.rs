@@ -6,12 +6,12 @@ mod execute;
 pub mod hooks;
 mod schedule;
 mod sequencer;
-mod timeout;
+pub mod wrappers;
 
 pub use dispatch::Next;
 pub use execute::render_default;
 pub use schedule::{CallQueue, Ticket};
-pub use timeout::{TimeoutWrapper, timed_out};
+pub use wrappers::{TimeoutWrapper, timed_out};
 
 use crate::json;
 use crate::registry::{Registry, RegistryError};

@@ -1,15 +1,13 @@
 //! Built-in policy configured by the host: Claude Code permission rules (with CC-name
-//! translation), retries of idempotent tools, and per-tool metrics.
+//! translation), and the set of listeners one configuration installs (the permission gate,
+//! and the metrics and retry wrappers of [`crate::pipeline::wrappers`]).
 
 pub mod cc_names;
-mod metrics;
 pub mod permissions;
-mod retry;
 
-pub use metrics::{Metrics, MetricsWrapper, ToolMetrics};
 pub use permissions::{PermissionHook, Permissions, RuleError, Verdict};
-pub use retry::RetryWrapper;
 
+use crate::pipeline::wrappers::{Metrics, MetricsWrapper, RetryWrapper};
 use crate::pipeline::{ListenerId, ToolRuntime};
 use dsh_tools_protocol::HostConfig;
 use std::sync::Arc;

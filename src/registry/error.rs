@@ -1,5 +1,7 @@
 //! Registration errors: each is a JSON-RPC error whose `data.code` is `code()`.
 
+use crate::tool::DefinitionError;
+
 /// Why a registry operation was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RegistryError {
@@ -17,23 +19,9 @@ pub enum RegistryError {
     /// Agent ids must be non-empty (the global scope is the absence of one).
     #[error("agent id must be a non-empty string")]
     EmptyAgent,
-    /// No output declaration.
-    #[error(
-        "tool definition needs an output declaration: output.schema (DSL) or output.jsonSchema (raw)"
-    )]
-    MissingOutput,
-    /// Both output forms given.
-    #[error("output declaration takes exactly one of output.schema or output.jsonSchema")]
-    AmbiguousOutput,
-    /// Both input forms given.
-    #[error("tool definition takes at most one of parameters (DSL) or inputSchema (raw)")]
-    AmbiguousInput,
-    /// A schema outside the supported DSL or subset.
-    #[error("unsupported schema: {0}")]
-    UnsupportedSchema(String),
-    /// A non-positive or non-finite `timeoutMs`.
-    #[error("timeoutMs must be a positive, finite number of milliseconds (got {0})")]
-    InvalidTimeout(String),
+    /// The definition itself is malformed (output, input or timeout declarations).
+    #[error(transparent)]
+    Definition(#[from] DefinitionError),
     /// The agent scope is not open.
     #[error("unknown agent \"{0}\" (open it with agents/open first)")]
     UnknownAgent(String),
@@ -69,10 +57,7 @@ impl RegistryError {
             RegistryError::DuplicateTool(_) => "DUPLICATE_TOOL",
             RegistryError::ReservedName => "RESERVED_NAME",
             RegistryError::EmptyName | RegistryError::EmptyAgent => "INVALID_NAME",
-            RegistryError::MissingOutput => "MISSING_OUTPUT",
-            RegistryError::AmbiguousOutput | RegistryError::AmbiguousInput => "INVALID_DEFINITION",
-            RegistryError::UnsupportedSchema(_) => "UNSUPPORTED_SCHEMA",
-            RegistryError::InvalidTimeout(_) => "INVALID_TIMEOUT",
+            RegistryError::Definition(error) => error.code(),
             RegistryError::UnknownAgent(_) => "UNKNOWN_AGENT",
             RegistryError::AgentExists(_) => "AGENT_EXISTS",
             RegistryError::UnknownRegistration(_) => "UNKNOWN_REGISTRATION",

@@ -37,6 +37,8 @@ pub struct RunLimits {
     pub max_wall_ms: u64,
     /// Bytes of compact JSON of the logs array plus the completion value or failure message.
     pub max_output_bytes: u64,
+    /// Deepest JSON nesting of a binding call's arguments or the completion value.
+    pub max_depth: usize,
 }
 
 /// The host side of the bridge: where binding calls and console output go.

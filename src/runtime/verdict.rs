@@ -1,32 +1,21 @@
-//! Turns how a run ended (harness answer, engine error, stop reason) into the model-facing outcome, enforcing the output cap.
-
-use deno_core::error::{CoreError, CoreErrorKind, JsError};
+//! Turns how a run ended (the engine's answer, or why it was stopped) into the model-facing
+//! outcome, enforcing the output cap. Engine-neutral: each engine judges its own finish
+//! (`js::verdict`, the Python run loop) and hands it to [`conclude`].
 
 use super::contract::{FailureKind, RunFailure, RunLimits, RunOutcome};
 use super::control::StopReason;
 use super::output::{OutputBudget, compact_json_len};
 
-/// How the isolate thread saw the program end.
-pub(crate) enum Verdict {
-    /// The harness settled with its tagged answer.
-    Answered(String),
-    /// Compiling the program or calling the harness failed (a syntax error, or termination).
-    Failed(Box<JsError>),
-    /// The event loop reported an uncaught error (an unhandled rejection, a throwing timer).
-    LoopFailed(CoreError),
-    /// The event loop ran dry while the program was still pending.
-    NeverSettled,
-    /// The run was stopped before the program settled.
-    Stopped,
-}
+/// What a program that finished (was not stopped) produced, as its engine judged it.
+pub(crate) type Finished = Result<Option<serde_json::Value>, RunFailure>;
 
+/// The outcome of a run that ended for `reason`; `finished` is asked only when the program
+/// finished on its own.
 pub(crate) fn conclude(
-    verdict: Verdict,
+    finished: impl FnOnce() -> Finished,
     reason: StopReason,
-    terminated: bool,
     output: OutputBudget,
     limits: RunLimits,
-    max_heap_mb: u64,
 ) -> RunOutcome {
     let result = match reason {
         StopReason::ComputeBudget => Err(RunFailure::new(
@@ -43,9 +32,14 @@ pub(crate) fn conclude(
             FailureKind::WorkerExit,
             "isolate pool shut down",
         )),
-        StopReason::Finished => judge(verdict, terminated, max_heap_mb),
+        StopReason::Finished => finished(),
     };
     within_cap(result, output)
+}
+
+/// A program stopped before it settled (the engine saw the stop first).
+pub(crate) fn stopped() -> Finished {
+    Err(RunFailure::new(FailureKind::WorkerExit, "run stopped"))
 }
 
 /// A run that failed before any isolate was involved (a type-stripping error, an abort while
@@ -82,47 +76,12 @@ fn output_limit(cap: u64) -> RunFailure {
     )
 }
 
-fn judge(
-    verdict: Verdict,
-    terminated: bool,
-    max_heap_mb: u64,
+/// Reads the harness's tagged answer: `v<json>`, `u`, `i` or `e<message>`; the JSON goes
+/// through the one lossless entry both engines share, bounded at `max_depth`.
+pub(crate) fn read_answer(
+    answer: &str,
+    max_depth: usize,
 ) -> Result<Option<serde_json::Value>, RunFailure> {
-    let heap_exceeded = || {
-        RunFailure::new(
-            FailureKind::WorkerExit,
-            format!("heap limit of {max_heap_mb} MiB exceeded"),
-        )
-    };
-    let engine_failure = |error: &JsError| {
-        if terminated {
-            heap_exceeded()
-        } else {
-            RunFailure::new(FailureKind::Exception, describe_js_error(error))
-        }
-    };
-    match verdict {
-        // Only the heap limit terminates a run that was not stopped; an out-of-memory
-        // inside the harness's own settling leaves the program pending, not answered.
-        Verdict::NeverSettled | Verdict::Stopped if terminated => Err(heap_exceeded()),
-        Verdict::Answered(answer) => read_answer(&answer),
-        Verdict::Failed(error) => Err(engine_failure(&error)),
-        Verdict::LoopFailed(error) => match &*error.0 {
-            CoreErrorKind::Js(error) => Err(engine_failure(error)),
-            other => Err(RunFailure::new(
-                FailureKind::WorkerExit,
-                format!("the isolate failed: {other}"),
-            )),
-        },
-        Verdict::NeverSettled => Err(RunFailure::new(
-            FailureKind::WorkerExit,
-            "program never settled: it awaits a promise that nothing is left to resolve",
-        )),
-        Verdict::Stopped => Err(RunFailure::new(FailureKind::WorkerExit, "run stopped")),
-    }
-}
-
-/// Reads the harness's tagged answer: `v<json>`, `u`, `i` or `e<message>`.
-fn read_answer(answer: &str) -> Result<Option<serde_json::Value>, RunFailure> {
     let invalid = || {
         RunFailure::new(
             FailureKind::InvalidOutput,
@@ -130,7 +89,9 @@ fn read_answer(answer: &str) -> Result<Option<serde_json::Value>, RunFailure> {
         )
     };
     if let Some(json) = answer.strip_prefix('v') {
-        return serde_json::from_str(json).map(Some).map_err(|_| invalid());
+        return crate::json::parse_within(json, max_depth)
+            .map(Some)
+            .map_err(|_| invalid());
     }
     if let Some(message) = answer.strip_prefix('e') {
         return Err(RunFailure::new(FailureKind::Exception, message));
@@ -145,40 +106,6 @@ fn read_answer(answer: &str) -> Result<Option<serde_json::Value>, RunFailure> {
     }
 }
 
-/// `<name>: <message>` plus ` at program.ts:<line>:<column>` for the innermost program frame.
-pub(crate) fn describe_js_error(error: &JsError) -> String {
-    let header = match (&error.name, &error.message) {
-        (Some(name), Some(message)) => match (name.is_empty(), message.is_empty()) {
-            (true, _) => message.clone(),
-            (false, true) => name.clone(),
-            (false, false) => format!("{name}: {message}"),
-        },
-        _ => {
-            let text = error.exception_message.as_str();
-            text.strip_prefix("Uncaught (in promise) ")
-                .or_else(|| text.strip_prefix("Uncaught "))
-                .unwrap_or(text)
-                .to_owned()
-        }
-    };
-    if error.name.as_deref() == Some("ToolCallError") {
-        return header;
-    }
-    let position = error.frames.iter().find_map(|frame| {
-        if frame.file_name.as_deref() != Some(super::isolate::PROGRAM_NAME) {
-            return None;
-        }
-        // The engine counts the wrapper's lines too.
-        let line = frame.line_number? - super::isolate::PROGRAM_PREFIX_LINES;
-        let column = frame.column_number?;
-        (line >= 1).then(|| format!(" at {}:{line}:{column}", super::isolate::PROGRAM_NAME))
-    });
-    match position {
-        Some(position) => header + &position,
-        None => header,
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -187,7 +114,7 @@ mod tests {
 
     fn check(answer: &str, expected: Result<Option<serde_json::Value>, (FailureKind, &str)>) {
         let expected = expected.map_err(|(kind, message)| RunFailure::new(kind, message));
-        assert_eq!(read_answer(answer), expected, "answer {answer:?}");
+        assert_eq!(read_answer(answer, 8), expected, "answer {answer:?}");
     }
 
     #[test]
@@ -214,7 +141,7 @@ mod tests {
 
     #[test]
     fn big_numbers_keep_their_text() {
-        let value = read_answer("v12345678901234567890123").unwrap().unwrap();
+        let value = read_answer("v12345678901234567890123", 8).unwrap().unwrap();
         assert_eq!(value.to_string(), "12345678901234567890123");
     }
 
@@ -224,16 +151,15 @@ mod tests {
             compute_ms: 1,
             max_wall_ms: 2,
             max_output_bytes: 10,
+            max_depth: 8,
         };
         let mut output = OutputBudget::new(10);
         output.push("abc");
         let outcome = conclude(
-            Verdict::Answered("exy".into()),
+            || read_answer("exy", limits.max_depth),
             StopReason::Finished,
-            false,
             output,
             limits,
-            1,
         );
         assert_eq!(
             outcome,

@@ -1,10 +1,9 @@
 //! A tool definition: schemas, output declaration, policy metadata and the body that runs it.
 
 use super::{
-    ContentBlock, PresentationMeta, Presenter, ToolError, ToolExecution, ToolExecutionResult,
-    ToolRunContext,
+    CardMeta, ContentBlock, DefinitionError, ToolCards, ToolError, ToolExecution,
+    ToolExecutionResult, ToolRunContext,
 };
-use crate::registry::RegistryError;
 use crate::schema::{self, Validator};
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -149,9 +148,9 @@ pub struct ToolDefinition {
     /// Last content-only invariant.
     pub finalize_content: Option<FinalizeContent>,
     /// UI cards for this tool's calls (`tools/presentCall`, `tools/presentResult`).
-    pub presenter: Option<Arc<dyn Presenter>>,
+    pub cards: Option<Arc<dyn ToolCards>>,
     /// Metadata derived for successful direct calls and persisted with the result.
-    pub presentation_meta: Option<PresentationMeta>,
+    pub card_meta: Option<CardMeta>,
 }
 
 impl std::fmt::Debug for ToolDefinition {
@@ -175,8 +174,8 @@ impl ToolDefinition {
             idempotent: false,
             render: Render::Default,
             finalize_content: None,
-            presenter: None,
-            presentation_meta: None,
+            cards: None,
+            card_meta: None,
         }
     }
 }
@@ -185,15 +184,15 @@ impl ToolDefinition {
 pub struct ToolDefinitionBuilder {
     name: Arc<str>,
     description: String,
-    input: Option<Result<InputSchema, RegistryError>>,
-    output: Option<Result<(Value, Validator), RegistryError>>,
+    input: Option<Result<InputSchema, DefinitionError>>,
+    output: Option<Result<(Value, Validator), DefinitionError>>,
     timeout_ms: Option<Value>,
     concurrency: Concurrency,
     idempotent: bool,
     render: Render,
     finalize_content: Option<FinalizeContent>,
-    presenter: Option<Arc<dyn Presenter>>,
-    presentation_meta: Option<PresentationMeta>,
+    cards: Option<Arc<dyn ToolCards>>,
+    card_meta: Option<CardMeta>,
 }
 
 impl ToolDefinitionBuilder {
@@ -211,7 +210,8 @@ impl ToolDefinitionBuilder {
 
     /// Raw input JSON Schema in the enforced subset, validated by the host like DSL input.
     pub fn validated_input_schema(mut self, schema: Value) -> Self {
-        let unsupported = |e: schema::SchemaError| RegistryError::UnsupportedSchema(e.to_string());
+        let unsupported =
+            |e: schema::SchemaError| DefinitionError::UnsupportedSchema(e.to_string());
         self.input = Some(
             Validator::new(&schema, "inputSchema")
                 .map(|validator| InputSchema::Validated {
@@ -233,7 +233,7 @@ impl ToolDefinitionBuilder {
     pub fn output(mut self, spec: Value) -> Self {
         self.output = Some(
             schema::compile_value(&spec, "output.schema")
-                .map_err(|e| RegistryError::UnsupportedSchema(e.to_string()))
+                .map_err(|e| DefinitionError::UnsupportedSchema(e.to_string()))
                 .and_then(|json| compile_output(json, "output.schema")),
         );
         self
@@ -276,28 +276,28 @@ impl ToolDefinitionBuilder {
     }
 
     /// UI cards for this tool's calls.
-    pub fn presenter(mut self, presenter: Arc<dyn Presenter>) -> Self {
-        self.presenter = Some(presenter);
+    pub fn cards(mut self, cards: Arc<dyn ToolCards>) -> Self {
+        self.cards = Some(cards);
         self
     }
 
     /// Metadata derived from `(arguments, value)` for successful direct calls.
-    pub fn presentation_meta(mut self, derive: PresentationMeta) -> Self {
-        self.presentation_meta = Some(derive);
+    pub fn card_meta(mut self, derive: CardMeta) -> Self {
+        self.card_meta = Some(derive);
         self
     }
 
     /// Finishes the definition with its body; fails like registration would.
-    pub fn body(self, body: impl ToolBody) -> Result<ToolDefinition, RegistryError> {
+    pub fn body(self, body: impl ToolBody) -> Result<ToolDefinition, DefinitionError> {
         self.body_arc(Arc::new(body))
     }
 
     /// Finishes the definition with a shared body.
-    pub fn body_arc(self, body: Arc<dyn ToolBody>) -> Result<ToolDefinition, RegistryError> {
+    pub fn body_arc(self, body: Arc<dyn ToolBody>) -> Result<ToolDefinition, DefinitionError> {
         let input = self
             .input
             .unwrap_or_else(|| compile_parameters(&Value::Object(Default::default())))?;
-        let (json_schema, validator) = self.output.ok_or(RegistryError::MissingOutput)??;
+        let (json_schema, validator) = self.output.ok_or(DefinitionError::MissingOutput)??;
         let timeout_ms = self
             .timeout_ms
             .map(|ms| positive_finite_ms(&ms))
@@ -316,14 +316,14 @@ impl ToolDefinitionBuilder {
             idempotent: self.idempotent,
             body,
             finalize_content: self.finalize_content,
-            presenter: self.presenter,
-            presentation_meta: self.presentation_meta,
+            cards: self.cards,
+            card_meta: self.card_meta,
         })
     }
 }
 
-fn compile_parameters(spec: &Value) -> Result<InputSchema, RegistryError> {
-    let unsupported = |e: schema::SchemaError| RegistryError::UnsupportedSchema(e.to_string());
+fn compile_parameters(spec: &Value) -> Result<InputSchema, DefinitionError> {
+    let unsupported = |e: schema::SchemaError| DefinitionError::UnsupportedSchema(e.to_string());
     let json_schema = schema::compile_parameters(spec, "parameters").map_err(unsupported)?;
     let validator = Validator::new(&json_schema, "parameters").map_err(unsupported)?;
     Ok(InputSchema::Validated {
@@ -332,18 +332,18 @@ fn compile_parameters(spec: &Value) -> Result<InputSchema, RegistryError> {
     })
 }
 
-fn compile_output(json_schema: Value, field: &str) -> Result<(Value, Validator), RegistryError> {
+fn compile_output(json_schema: Value, field: &str) -> Result<(Value, Validator), DefinitionError> {
     let validator = Validator::new(&json_schema, field)
-        .map_err(|e| RegistryError::UnsupportedSchema(e.to_string()))?;
+        .map_err(|e| DefinitionError::UnsupportedSchema(e.to_string()))?;
     Ok((json_schema, validator))
 }
 
 /// `timeoutMs` must be a positive, finite number of milliseconds. The refusal shows a
 /// number by its kept source text (`1e999` reads `1e+999`): canonical rendering would
 /// print an overflowing number as `null`, which is not what the caller sent.
-fn positive_finite_ms(ms: &Value) -> Result<u64, RegistryError> {
+fn positive_finite_ms(ms: &Value) -> Result<u64, DefinitionError> {
     let invalid = || {
-        RegistryError::InvalidTimeout(match ms {
+        DefinitionError::InvalidTimeout(match ms {
             Value::Number(number) => number.as_str().to_owned(),
             other => crate::json::render_compact(other),
         })

@@ -1,14 +1,16 @@
 //! What a tool is: its definition, one execution of it, and the result it produces.
 
+mod cards;
 mod definition;
+mod error;
 mod execution;
-mod presenter;
 mod result;
 mod signal;
 
+pub use cards::*;
 pub use definition::*;
 pub use dsh_tools_protocol::{ContentBlock, ContextContent, ContextMessage, ContextRole};
+pub use error::DefinitionError;
 pub use execution::*;
-pub use presenter::*;
 pub use result::*;
 pub use signal::Signal;

@@ -2,7 +2,6 @@
 //! work's signal fires, deadlines, and failing every waiter when the client disconnects.
 
 use super::Outbox;
-use crate::tool::Signal;
 use parking_lot::Mutex;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -74,12 +73,13 @@ impl Peer {
         &self.outbox
     }
 
-    /// Sends `method` and waits for the answer, the signal, or the deadline.
+    /// Sends `method` and waits for the answer, `cancelled`, or the deadline. `cancelled` is
+    /// the caller's abort (a pending future for requests nobody cancels).
     pub async fn request(
         &self,
         method: &str,
         params: &impl serde::Serialize,
-        signal: &Signal,
+        cancelled: impl Future<Output = ()>,
         deadline_ms: Option<u64>,
     ) -> Result<Box<RawValue>, PeerError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -115,11 +115,11 @@ impl Peer {
                 None => std::future::pending().await,
             }
         };
-        // The signal is polled first: at EOF the host cancels every request and then
+        // Cancellation is polled first: at EOF the host cancels every request and then
         // disconnects the peer, and the call must end as cancelled, not as a lost client.
         let outcome = tokio::select! {
             biased;
-            () = signal.aborted() => Err(PeerError::Cancelled),
+            () = cancelled => Err(PeerError::Cancelled),
             answer = receiver => answer.unwrap_or(Err(PeerError::Disconnected)),
             () = deadline => Err(PeerError::TimedOut(deadline_ms.unwrap_or_default())),
         };
@@ -184,8 +184,8 @@ mod tests {
         let params: Value = serde_json::from_str(r#"{"b":1.50,"a":"x\"y"}"#).unwrap();
         let asking = peer.clone();
         let answer = tokio::spawn(async move {
-            let signal = Signal::never();
-            asking.request("client/x", &params, &signal, None).await
+            let never = std::future::pending();
+            asking.request("client/x", &params, never, None).await
         });
         let mut line = String::new();
         BufReader::new(input).read_line(&mut line).await.unwrap();
@@ -210,7 +210,9 @@ mod tests {
         let (output, _input) = tokio::io::duplex(1 << 16);
         let (outbox, _writer) = spawn_writer(output, Framing::Ndjson);
         let peer = Peer::new(outbox, 1);
-        let outcome = peer.request("x", &Failing, &Signal::never(), None).await;
+        let outcome = peer
+            .request("x", &Failing, std::future::pending(), None)
+            .await;
         assert_eq!(
             outcome.map(|raw| raw.get().to_string()),
             Err(PeerError::Unserializable("no".into()))

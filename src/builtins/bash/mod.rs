@@ -5,12 +5,16 @@
 mod capture;
 mod run;
 
-use crate::builtins::present::{self, BashPresenter};
+use crate::builtins::cards::{parse, success_meta};
 use crate::builtins::typed::{self, TextRenderer};
-use crate::registry::RegistryError;
-use crate::tool::{Concurrency, Render, ToolDefinition, ToolError, ToolRunContext};
+use crate::cards::{TerminalCallView, TerminalResultView, ToolCallView, ToolResultView};
+use crate::tool::{CardMeta, DurableResult, ToolCards};
+use crate::tool::{
+    Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
+};
 use run::Ending;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use serde_json::json;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
@@ -72,7 +76,7 @@ impl BashOutput {
 }
 
 /// The `bash` definition.
-pub fn definition(settings: BashSettings) -> Result<ToolDefinition, RegistryError> {
+pub fn definition(settings: BashSettings) -> Result<ToolDefinition, DefinitionError> {
     let cwd = settings.cwd.display().to_string();
     let description = format!(
         "Run a bash command in {cwd} and return its stdout, stderr and exit code. It runs with \
@@ -102,8 +106,8 @@ pub fn definition(settings: BashSettings) -> Result<ToolDefinition, RegistryErro
         }))
         .render(Render::Custom(Arc::new(TextRenderer(render))))
         .concurrency(Concurrency::Exclusive)
-        .presenter(Arc::new(BashPresenter { cwd }))
-        .presentation_meta(present::bash_meta())
+        .cards(Arc::new(BashCards { cwd }))
+        .card_meta(card_meta())
         .body(move |ctx: ToolRunContext| {
             let settings = settings.clone();
             async move {
@@ -179,6 +183,65 @@ fn render(output: &BashOutput) -> String {
         (true, Some(status)) => status,
         (false, None) => text.to_owned(),
         (false, Some(status)) => format!("{text}\n{status}"),
+    }
+}
+
+/// `bash`'s metadata: what the terminal card shows.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TerminalMeta {
+    output: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    exit_code: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    signal: Option<String>,
+}
+
+/// `bash` persists its combined output and exit status.
+fn card_meta() -> CardMeta {
+    Arc::new(|_arguments, value| {
+        let output = BashOutput::deserialize(value).ok()?;
+        serde_json::to_value(TerminalMeta {
+            output: output.combined(),
+            exit_code: output.exit_code,
+            signal: output.signal,
+        })
+        .ok()
+    })
+}
+
+#[derive(Deserialize)]
+struct BashCall {
+    command: String,
+    description: Option<String>,
+}
+
+/// `bash`: a terminal card in the configured working directory.
+struct BashCards {
+    /// The canonical working directory commands run in.
+    cwd: String,
+}
+
+impl ToolCards for BashCards {
+    fn call_card(&self, arguments: &Value) -> Option<Value> {
+        let call: BashCall = parse(arguments)?;
+        ToolCallView::Terminal(TerminalCallView {
+            title: call.command,
+            description: call.description,
+            cwd: Some(self.cwd.clone()),
+        })
+        .to_json()
+    }
+
+    fn result_card(&self, _arguments: &Value, result: &DurableResult) -> Option<Value> {
+        let meta: TerminalMeta = success_meta(result)?;
+        ToolResultView::Terminal(TerminalResultView {
+            title: None,
+            output: Some(meta.output),
+            exit_code: meta.exit_code,
+            signal: meta.signal,
+        })
+        .to_json()
     }
 }
 

@@ -3,9 +3,9 @@
 //! is cancelled — background jobs never outlive the call.
 
 use super::capture::HeadTail;
+use crate::process::ProcessGroup;
 use crate::tool::{Signal, ToolError};
-use nix::sys::signal::{Signal as UnixSignal, killpg};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal as UnixSignal;
 use parking_lot::Mutex;
 use std::ffi::OsString;
 use std::path::Path;
@@ -24,6 +24,8 @@ const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 /// How long the pipes may stay open after the group was killed (a process that left the
 /// group with `setsid` can hold them); what was captured by then is reported.
 const DRAIN_GRACE: Duration = Duration::from_secs(1);
+/// How long a SIGKILLed shell may take to be reaped (longer only in an uninterruptible wait).
+const REAP_GRACE: Duration = Duration::from_secs(5);
 
 /// How the command ended.
 #[derive(Debug)]
@@ -57,7 +59,8 @@ pub async fn run(
     signal: &Signal,
     budget: usize,
 ) -> Result<Run, ToolError> {
-    let mut child = tokio::process::Command::new("bash")
+    let mut shell = tokio::process::Command::new("bash");
+    shell
         .arg("-c")
         .arg(command)
         .current_dir(cwd)
@@ -65,30 +68,21 @@ pub async fn run(
         .envs(scrubbed_environment())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
+        .stderr(Stdio::piped());
+    let mut group = ProcessGroup::spawn(&mut shell)
         .map_err(|e| ToolError::new(format!("cannot start bash: {e}")))?;
-    let mut group = Group(
-        child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .map(Pid::from_raw),
-    );
-    let stdout = capture(child.stdout.take(), budget);
-    let stderr = capture(child.stderr.take(), budget);
+    let stdout = capture(group.child().stdout.take(), budget);
+    let stderr = capture(group.child().stderr.take(), budget);
     let ending = tokio::select! {
-        status = child.wait() => Ending::Exited(
+        status = group.wait() => Ending::Exited(
             status.map_err(|e| ToolError::new(format!("cannot wait for bash: {e}")))?,
         ),
         () = signal.aborted() => Ending::Aborted,
         () = tokio::time::sleep(timeout) => Ending::TimedOut,
     };
-    group.kill();
     if !matches!(ending, Ending::Exited(_)) {
         // Reap the killed shell so it never lingers as a zombie.
-        let _ = child.wait().await;
+        group.kill_and_reap(REAP_GRACE).await;
     }
     let (stdout, stderr) = futures::future::join(drain(stdout), drain(stderr)).await;
     Ok(Run {
@@ -97,24 +91,6 @@ pub async fn run(
         stdout: stdout.text(),
         stderr: stderr.text(),
     })
-}
-
-/// The process group of one run; killed at most once, and on drop if the run was abandoned.
-struct Group(Option<Pid>);
-
-impl Group {
-    fn kill(&mut self) {
-        if let Some(group) = self.0.take() {
-            // ESRCH (the group is already gone) is the expected outcome of a clean exit.
-            let _ = killpg(group, UnixSignal::SIGKILL);
-        }
-    }
-}
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        self.kill();
-    }
 }
 
 /// One stream being read into a bounded capture.

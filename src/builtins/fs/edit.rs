@@ -3,11 +3,15 @@
 
 use super::root::FsRoot;
 use super::{file_error, regular_file};
-use crate::builtins::present::{self, EditPresenter};
+use crate::builtins::cards::{location, parse, success_meta};
 use crate::builtins::typed::{self, TextRenderer};
-use crate::registry::RegistryError;
-use crate::tool::{Concurrency, Render, ToolDefinition, ToolError, ToolRunContext};
+use crate::cards::{DiffCallView, DiffResultView, FileDiff, ToolCallView, ToolResultView};
+use crate::tool::{CardMeta, DurableResult, ToolCards};
+use crate::tool::{
+    Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
+};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use serde_json::json;
 use std::io::Read;
 use std::sync::Arc;
@@ -30,7 +34,7 @@ pub struct EditOutput {
 }
 
 /// The `edit` definition.
-pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, RegistryError> {
+pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, DefinitionError> {
     let description = format!(
         "Replace an exact string in a file inside the workspace root {root}. `old_string` must \
          occur exactly once unless `replace_all` is true; include surrounding lines to make it \
@@ -55,8 +59,8 @@ pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, RegistryError> {
         }))
         .render(Render::Custom(Arc::new(TextRenderer(render))))
         .concurrency(Concurrency::Exclusive)
-        .presenter(Arc::new(EditPresenter))
-        .presentation_meta(present::edit_meta())
+        .cards(Arc::new(EditCards))
+        .card_meta(card_meta())
         .body(move |ctx: ToolRunContext| {
             let root = root.clone();
             async move {
@@ -117,4 +121,64 @@ fn render(output: &EditOutput) -> String {
         "Edited {} ({} replacement{plural})",
         output.path, output.replacements
     )
+}
+
+/// `edit`'s metadata.
+#[derive(Serialize, Deserialize)]
+struct EditMeta {
+    replacements: u64,
+}
+
+/// `edit` persists how many occurrences it replaced.
+fn card_meta() -> CardMeta {
+    Arc::new(|_arguments, value| {
+        let replacements = value.get("replacements")?.as_u64()?;
+        serde_json::to_value(EditMeta { replacements }).ok()
+    })
+}
+
+#[derive(Deserialize)]
+struct EditCall {
+    file_path: String,
+    old_string: String,
+    new_string: String,
+}
+
+/// `edit`: the replaced string and its replacement.
+struct EditCards;
+
+impl EditCards {
+    fn diffs(call: EditCall) -> Vec<FileDiff> {
+        vec![FileDiff {
+            path: call.file_path,
+            old_text: Some(call.old_string),
+            new_text: call.new_string,
+        }]
+    }
+}
+
+impl ToolCards for EditCards {
+    fn call_card(&self, arguments: &Value) -> Option<Value> {
+        let call: EditCall = parse(arguments)?;
+        ToolCallView::Diff(DiffCallView {
+            title: format!("Edit {}", call.file_path),
+            locations: location(&call.file_path, None),
+            diffs: Self::diffs(call),
+        })
+        .to_json()
+    }
+
+    fn result_card(&self, arguments: &Value, result: &DurableResult) -> Option<Value> {
+        let meta: EditMeta = success_meta(result)?;
+        let call: EditCall = parse(arguments)?;
+        let plural = if meta.replacements == 1 { "" } else { "s" };
+        ToolResultView::Diff(DiffResultView {
+            title: Some(format!(
+                "Edited {} ({} replacement{plural})",
+                call.file_path, meta.replacements
+            )),
+            diffs: Self::diffs(call),
+        })
+        .to_json()
+    }
 }

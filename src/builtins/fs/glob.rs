@@ -3,12 +3,16 @@
 
 use super::root::FsRoot;
 use super::walk;
-use crate::builtins::present::GlobPresenter;
+use crate::builtins::cards::{search_call, success_meta};
 use crate::builtins::typed::{self, TextRenderer};
-use crate::registry::RegistryError;
-use crate::tool::{Concurrency, Render, ToolDefinition, ToolError, ToolRunContext};
+use crate::cards::{SearchPaths, SearchResultView, ToolResultView};
+use crate::tool::{
+    Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
+};
+use crate::tool::{DurableResult, ToolCards};
 use globset::GlobBuilder;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use serde_json::json;
 use std::path::{Component, Path};
 use std::sync::Arc;
@@ -35,7 +39,7 @@ pub struct GlobOutput {
 }
 
 /// The `glob` definition.
-pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, RegistryError> {
+pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, DefinitionError> {
     let description = format!(
         "Find files by glob pattern (`**/*.rs`, `src/*.{{ts,tsx}}`) under a directory of the \
          workspace root {root}. The pattern is matched against paths relative to `path` (default: \
@@ -61,8 +65,8 @@ pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, RegistryError> {
         .render(Render::Custom(Arc::new(TextRenderer(render))))
         .concurrency(Concurrency::Parallel)
         .idempotent(true)
-        .presenter(Arc::new(GlobPresenter))
-        .presentation_meta(typed::value_as_meta())
+        .cards(Arc::new(GlobCards))
+        .card_meta(typed::value_as_meta())
         .body(move |ctx: ToolRunContext| {
             let root = root.clone();
             async move {
@@ -131,4 +135,24 @@ fn render(output: &GlobOutput) -> String {
         ));
     }
     text
+}
+
+/// `glob`: a search row, then the `paths` search card.
+struct GlobCards;
+
+impl ToolCards for GlobCards {
+    fn call_card(&self, arguments: &Value) -> Option<Value> {
+        search_call("Glob", arguments)
+    }
+
+    fn result_card(&self, _arguments: &Value, result: &DurableResult) -> Option<Value> {
+        let glob: GlobOutput = success_meta(result)?;
+        ToolResultView::Search(SearchResultView::Paths(SearchPaths {
+            title: None,
+            paths: glob.paths,
+            truncated: glob.truncated,
+            total: glob.total,
+        }))
+        .to_json()
+    }
 }

@@ -3,13 +3,20 @@
 
 use super::root::FsRoot;
 use super::walk;
-use crate::builtins::present::GrepPresenter;
+use crate::builtins::cards::{search_call, success_meta};
 use crate::builtins::typed::{self, TextRenderer};
-use crate::registry::RegistryError;
-use crate::tool::{Concurrency, Render, ToolDefinition, ToolError, ToolRunContext};
+use crate::cards::{
+    SearchFileMatches, SearchLineMatch, SearchMatches, SearchPaths, SearchResultView,
+    ToolResultView,
+};
+use crate::tool::{
+    Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
+};
+use crate::tool::{DurableResult, ToolCards};
 use globset::GlobBuilder;
 use regex::RegexBuilder;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use serde_json::json;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -110,7 +117,7 @@ pub struct PathCount {
 }
 
 /// The `grep` definition.
-pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, RegistryError> {
+pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, DefinitionError> {
     let description = format!(
         "Search file contents with a regular expression (Rust regex syntax) under a file or \
          directory of the workspace root {root}. `output_mode`: \"files_with_matches\" (default) \
@@ -176,8 +183,8 @@ pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, RegistryError> {
         .render(Render::Custom(Arc::new(TextRenderer(render))))
         .concurrency(Concurrency::Parallel)
         .idempotent(true)
-        .presenter(Arc::new(GrepPresenter))
-        .presentation_meta(Arc::new(|_arguments, value| {
+        .cards(Arc::new(GrepCards))
+        .card_meta(Arc::new(|_arguments, value| {
             let count = value.get("mode")?.as_str()? == "count";
             (!count).then(|| value.clone())
         }))
@@ -389,4 +396,54 @@ fn render(output: &GrepOutput) -> String {
         ));
     }
     text
+}
+
+/// `grep`: a search row, then matches grouped by file (`content`) or paths
+/// (`files_with_matches`); counts keep the generic card.
+struct GrepCards;
+
+impl ToolCards for GrepCards {
+    fn call_card(&self, arguments: &Value) -> Option<Value> {
+        search_call("Grep", arguments)
+    }
+
+    fn result_card(&self, _arguments: &Value, result: &DurableResult) -> Option<Value> {
+        let search = match success_meta(result)? {
+            GrepOutput::Content {
+                files,
+                truncated,
+                total,
+            } => SearchResultView::Matches(SearchMatches {
+                title: None,
+                files: files
+                    .into_iter()
+                    .map(|file| SearchFileMatches {
+                        path: file.path,
+                        matches: file
+                            .matches
+                            .into_iter()
+                            .map(|m| SearchLineMatch {
+                                line_number: m.line_number,
+                                line: m.line,
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+                truncated,
+                total,
+            }),
+            GrepOutput::FilesWithMatches {
+                paths,
+                truncated,
+                total,
+            } => SearchResultView::Paths(SearchPaths {
+                title: None,
+                paths,
+                truncated,
+                total,
+            }),
+            GrepOutput::Count { .. } => return None,
+        };
+        ToolResultView::Search(search).to_json()
+    }
 }

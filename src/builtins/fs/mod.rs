@@ -16,15 +16,14 @@ pub use read::{NumberedLine, ReadOutput};
 pub use root::{Confined, FsRoot};
 pub use write::WriteOutput;
 
-use crate::registry::RegistryError;
-use crate::tool::{ToolDefinition, ToolError};
+use crate::tool::{DefinitionError, ToolDefinition, ToolError};
 use std::fs::File;
 use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
 /// The five file tool definitions over one root.
-pub fn definitions(root: &Arc<FsRoot>) -> Result<Vec<ToolDefinition>, RegistryError> {
+pub fn definitions(root: &Arc<FsRoot>) -> Result<Vec<ToolDefinition>, DefinitionError> {
     Ok(vec![
         read::definition(root.clone())?,
         write::definition(root.clone())?,

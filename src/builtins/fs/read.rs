@@ -2,11 +2,17 @@
 
 use super::root::FsRoot;
 use super::{file_error, regular_file};
-use crate::builtins::present::ReadPresenter;
+use crate::builtins::cards::{language_of, location, parse, success_meta};
 use crate::builtins::typed::{self, TextRenderer};
-use crate::registry::RegistryError;
-use crate::tool::{Concurrency, Render, ToolDefinition, ToolError, ToolRunContext};
+use crate::cards::{
+    GenericCallView, ReadFileLine, ReadResultView, ToolCallKind, ToolCallView, ToolResultView,
+};
+use crate::tool::{
+    Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
+};
+use crate::tool::{ContentBlock, DurableResult, ToolCards};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use serde_json::json;
 use std::io::BufRead;
 use std::sync::Arc;
@@ -52,7 +58,7 @@ pub struct NumberedLine {
 }
 
 /// The `read` definition.
-pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, RegistryError> {
+pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, DefinitionError> {
     let description = format!(
         "Read a text file inside the workspace root {root}. Returns up to {DEFAULT_LIMIT} lines \
          starting at `offset` (the 1-based line number, default 1), each prefixed with its line \
@@ -91,8 +97,8 @@ pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, RegistryError> {
         .render(Render::Custom(Arc::new(TextRenderer(render))))
         .concurrency(Concurrency::Parallel)
         .idempotent(true)
-        .presenter(Arc::new(ReadPresenter))
-        .presentation_meta(typed::value_as_meta())
+        .cards(Arc::new(ReadCards))
+        .card_meta(typed::value_as_meta())
         .body(move |ctx: ToolRunContext| {
             let root = root.clone();
             async move {
@@ -199,6 +205,55 @@ fn render(output: &ReadOutput) -> String {
         ));
     }
     text
+}
+
+#[derive(Deserialize)]
+struct PathCall {
+    file_path: String,
+    offset: Option<i64>,
+}
+
+/// `read`: a generic pending row, then the line-numbered `read` card.
+struct ReadCards;
+
+impl ToolCards for ReadCards {
+    fn call_card(&self, arguments: &Value) -> Option<Value> {
+        let call: PathCall = parse(arguments)?;
+        let line = call
+            .offset
+            .and_then(|n| u64::try_from(n).ok())
+            .filter(|n| *n > 0);
+        ToolCallView::Generic(GenericCallView {
+            title: format!("Read {}", call.file_path),
+            kind: Some(ToolCallKind::Read),
+            raw_input: None,
+            content: None,
+            locations: location(&call.file_path, line),
+        })
+        .to_json()
+    }
+
+    fn result_card(&self, _arguments: &Value, result: &DurableResult) -> Option<Value> {
+        let read: ReadOutput = success_meta(result)?;
+        let text: Vec<&str> = read.lines.iter().map(|line| line.text.as_str()).collect();
+        ToolResultView::Read(ReadResultView {
+            title: None,
+            lang: language_of(&read.path).map(str::to_owned),
+            content: Some(vec![ContentBlock::text(text.join("\n"))]),
+            path: read.path,
+            offset: read.offset,
+            lines: read
+                .lines
+                .into_iter()
+                .map(|line| ReadFileLine {
+                    number: line.number,
+                    text: line.text,
+                })
+                .collect(),
+            total_lines: read.total_lines,
+        })
+        .to_json()
+    }
 }
 
 #[cfg(test)]

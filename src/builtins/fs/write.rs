@@ -2,11 +2,15 @@
 
 use super::file_error;
 use super::root::FsRoot;
-use crate::builtins::present::{self, WritePresenter};
+use crate::builtins::cards::{location, parse, success_meta};
 use crate::builtins::typed::{self, TextRenderer};
-use crate::registry::RegistryError;
-use crate::tool::{Concurrency, Render, ToolDefinition, ToolError, ToolRunContext};
+use crate::cards::{DiffCallView, DiffResultView, FileDiff, ToolCallView, ToolResultView};
+use crate::tool::{CardMeta, DurableResult, ToolCards};
+use crate::tool::{
+    Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
+};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use serde_json::json;
 use std::sync::Arc;
 
@@ -28,7 +32,7 @@ pub struct WriteOutput {
 }
 
 /// The `write` definition.
-pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, RegistryError> {
+pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, DefinitionError> {
     let description = format!(
         "Write a file inside the workspace root {root}, replacing it if it exists and creating \
          missing parent directories. Paths are relative to the root, or absolute inside it.",
@@ -51,8 +55,8 @@ pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, RegistryError> {
         }))
         .render(Render::Custom(Arc::new(TextRenderer(render))))
         .concurrency(Concurrency::Exclusive)
-        .presenter(Arc::new(WritePresenter))
-        .presentation_meta(present::write_meta())
+        .cards(Arc::new(WriteCards))
+        .card_meta(card_meta())
         .body(move |ctx: ToolRunContext| {
             let root = root.clone();
             async move {
@@ -100,4 +104,60 @@ fn render(output: &WriteOutput) -> String {
         "Overwrote"
     };
     format!("{verb} {} ({} bytes)", output.path, output.bytes)
+}
+
+/// `write`'s metadata.
+#[derive(Serialize, Deserialize)]
+struct WriteMeta {
+    created: bool,
+}
+
+/// `write` persists whether it created the file.
+fn card_meta() -> CardMeta {
+    Arc::new(|_arguments, value| {
+        let created = value.get("created")?.as_bool()?;
+        serde_json::to_value(WriteMeta { created }).ok()
+    })
+}
+
+#[derive(Deserialize)]
+struct WriteCall {
+    file_path: String,
+    content: String,
+}
+
+/// `write`: the whole new file as a diff (no before-image is kept).
+struct WriteCards;
+
+impl WriteCards {
+    fn diffs(call: WriteCall) -> Vec<FileDiff> {
+        vec![FileDiff {
+            path: call.file_path,
+            old_text: None,
+            new_text: call.content,
+        }]
+    }
+}
+
+impl ToolCards for WriteCards {
+    fn call_card(&self, arguments: &Value) -> Option<Value> {
+        let call: WriteCall = parse(arguments)?;
+        ToolCallView::Diff(DiffCallView {
+            title: format!("Write {}", call.file_path),
+            locations: location(&call.file_path, None),
+            diffs: Self::diffs(call),
+        })
+        .to_json()
+    }
+
+    fn result_card(&self, arguments: &Value, result: &DurableResult) -> Option<Value> {
+        let meta: WriteMeta = success_meta(result)?;
+        let call: WriteCall = parse(arguments)?;
+        let verb = if meta.created { "Created" } else { "Wrote" };
+        ToolResultView::Diff(DiffResultView {
+            title: Some(format!("{verb} {}", call.file_path)),
+            diffs: Self::diffs(call),
+        })
+        .to_json()
+    }
 }

@@ -35,6 +35,7 @@ _write_lock = threading.Lock()
 _pending = {}
 _next_id = 0
 _loop = None
+_max_depth = 20_000  # replaced by the start frame's `maxDepth`
 
 
 def _write_all(data):
@@ -106,11 +107,12 @@ def _path_text(path):
 
 
 def _lossless_problem(root, name):
-    """Why `root` is not lossless JSON, or None; an explicit stack, so depth is no issue."""
-    stack = [(False, root, (None, name))]
+    """Why `root` is not lossless JSON, or None; an explicit stack, so depth is no issue
+    beyond the run's bound (`transport.maxNestingDepth`, in the start frame)."""
+    stack = [(False, root, (None, name), 0)]
     on_path = set()
     while stack:
-        leaving, value, path = stack.pop()
+        leaving, value, path, depth = stack.pop()
         if leaving:
             on_path.discard(id(value))
             continue
@@ -139,16 +141,18 @@ def _lossless_problem(root, name):
         if kind is dict or kind is list or kind is tuple:
             if id(value) in on_path:
                 return f"{_path_text(path)} is circular"
+            if depth >= _max_depth:
+                return f"{_path_text(path)} nests deeper than {_max_depth} levels"
             on_path.add(id(value))
-            stack.append((True, value, path))
+            stack.append((True, value, path, depth))
             if kind is dict:
                 for key, member in reversed(list(value.items())):
                     if type(key) is not str:
                         return f"{_path_text(path)} has a non-string key ({type(key).__name__} {key!r})"
-                    stack.append((False, member, (path, key)))
+                    stack.append((False, member, (path, key), depth + 1))
             else:
                 for index in range(len(value) - 1, -1, -1):
-                    stack.append((False, value[index], (path, index)))
+                    stack.append((False, value[index], (path, index), depth + 1))
             continue
         if kind is set or kind is frozenset:
             return f"{_path_text(path)} is a set"
@@ -391,7 +395,7 @@ def _die_with_parent():
 
 
 def _main():
-    global _loop
+    global _loop, _max_depth
     os.register_at_fork(after_in_child=_die_with_parent)
     _send({"t": "ready"})
     body = _read_frame()
@@ -402,6 +406,7 @@ def _main():
     try:
         import resource
 
+        _max_depth = int(start.get("maxDepth", _max_depth))
         seconds = int(start.get("cpuSeconds", 0))
         if seconds > 0:
             resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds))

@@ -34,12 +34,16 @@ pub(super) enum ChildFrame {
 
 /// Reads frames from `from_child` into a channel until EOF (the channel then closes).
 /// The bounded channel pushes back on a flooding program through the pipe.
-pub(super) fn read_frames(mut from_child: pipe::Receiver) -> mpsc::Receiver<ChildFrame> {
+/// Frames nest their payload one level down, so they are parsed at `max_depth + 1`.
+pub(super) fn read_frames(
+    mut from_child: pipe::Receiver,
+    max_depth: usize,
+) -> mpsc::Receiver<ChildFrame> {
     let (frames, receiver) = mpsc::channel(64);
     tokio::spawn(async move {
         loop {
             let frame = match read_frame(&mut from_child).await {
-                Ok(Some(body)) => parse(&body),
+                Ok(Some(body)) => parse(&body, max_depth.saturating_add(1)),
                 Ok(None) | Err(_) => return,
             };
             let garbled = matches!(frame, ChildFrame::Garbled(_));
@@ -55,7 +59,7 @@ pub(super) fn read_frames(mut from_child: pipe::Receiver) -> mpsc::Receiver<Chil
 pub(super) async fn await_ready(from_child: &mut pipe::Receiver) -> bool {
     matches!(
         read_frame(from_child).await,
-        Ok(Some(body)) if matches!(parse(&body), ChildFrame::Ready)
+        Ok(Some(body)) if matches!(parse(&body, 1), ChildFrame::Ready)
     )
 }
 
@@ -73,12 +77,12 @@ async fn read_frame(from_child: &mut pipe::Receiver) -> std::io::Result<Option<V
     Ok(Some(body))
 }
 
-fn parse(body: &[u8]) -> ChildFrame {
+fn parse(body: &[u8], max_depth: usize) -> ChildFrame {
     let garbled = |why: &str| ChildFrame::Garbled(why.to_owned());
     let Ok(text) = std::str::from_utf8(body) else {
         return garbled("a frame is not UTF-8");
     };
-    let Ok(Value::Object(mut frame)) = json::parse(text) else {
+    let Ok(Value::Object(mut frame)) = json::parse_within(text, max_depth) else {
         return garbled("a frame is not a JSON object");
     };
     match take_text(&mut frame, "t").as_deref() {
@@ -131,10 +135,11 @@ pub(super) fn write_frames(mut to_child: pipe::Sender) -> mpsc::UnboundedSender<
     frames
 }
 
-/// The `start` frame: the program and the CPU-seconds backstop (RLIMIT_CPU).
-pub(super) fn start_frame(code: &str, cpu_seconds: u64) -> String {
+/// The `start` frame: the program, the CPU-seconds backstop (RLIMIT_CPU) and the JSON depth
+/// bound the interpreter enforces on arguments and the result.
+pub(super) fn start_frame(code: &str, cpu_seconds: u64, max_depth: usize) -> String {
     format!(
-        "{{\"t\":\"start\",\"cpuSeconds\":{cpu_seconds},\"code\":{}}}",
+        "{{\"t\":\"start\",\"cpuSeconds\":{cpu_seconds},\"maxDepth\":{max_depth},\"code\":{}}}",
         json::render_compact(&Value::String(code.to_owned()))
     )
 }
@@ -166,7 +171,7 @@ mod tests {
     #[test]
     fn frames_parse_or_are_garbled() {
         let check = |body: &str, expected: &str| {
-            assert_eq!(describe(parse(body.as_bytes())), expected, "{body}")
+            assert_eq!(describe(parse(body.as_bytes(), 8)), expected, "{body}")
         };
         check(
             r#"{"t":"log","s":"warn","text":"x"}"#,
@@ -188,8 +193,8 @@ mod tests {
     #[test]
     fn host_frames_are_compact_json() {
         assert_eq!(
-            start_frame("print(\"é\")\n", 3),
-            "{\"t\":\"start\",\"cpuSeconds\":3,\"code\":\"print(\\\"é\\\")\\n\"}"
+            start_frame("print(\"é\")\n", 3, 100),
+            "{\"t\":\"start\",\"cpuSeconds\":3,\"maxDepth\":100,\"code\":\"print(\\\"é\\\")\\n\"}"
         );
         assert_eq!(
             result_frame(2, &Ok(json!({"a": [1, null]}))),

@@ -15,7 +15,7 @@ use super::spawn::Interpreter;
 use crate::runtime::contract::{FailureKind, LogStream, RunFailure, RunOutcome, RunRequest};
 use crate::runtime::control::StopReason;
 use crate::runtime::output::{Admission, OutputBudget};
-use crate::runtime::verdict::{self, Verdict};
+use crate::runtime::verdict;
 
 /// Shortest pause between CPU-time checks.
 const MIN_CHECK_INTERVAL: Duration = Duration::from_millis(10);
@@ -63,8 +63,8 @@ pub(super) async fn drive(
         }
     };
     let writer = frames::write_frames(to_child);
-    let mut reader = frames::read_frames(from_child);
-    let _ = writer.send(frames::start_frame(&code, cpu_seconds));
+    let mut reader = frames::read_frames(from_child, limits.max_depth);
+    let _ = writer.send(frames::start_frame(&code, cpu_seconds, limits.max_depth));
     let mut output = OutputBudget::new(limits.max_output_bytes);
     let mut calls = FuturesUnordered::new();
     let mut next_check = started;
@@ -109,27 +109,20 @@ pub(super) async fn drive(
             () = tokio::time::sleep_until(wake.into()) => {}
         }
     };
-    interpreter.kill_group();
+    interpreter.process.kill();
     drop(calls);
-    let status = tokio::time::timeout(REAP_GRACE, interpreter.child.wait())
-        .await
-        .ok()
-        .and_then(Result::ok);
+    let status = interpreter.process.kill_and_reap(REAP_GRACE).await;
     match end {
         End::Answered(answer) if answer == "m" => {
             verdict::within_cap(Err(heap_exceeded(max_heap_mb)), output)
         }
         End::Answered(answer) => verdict::conclude(
-            Verdict::Answered(answer),
+            || verdict::read_answer(&answer, limits.max_depth),
             StopReason::Finished,
-            false,
             output,
             limits,
-            max_heap_mb,
         ),
-        End::Stopped(reason) => {
-            verdict::conclude(Verdict::Stopped, reason, false, output, limits, max_heap_mb)
-        }
+        End::Stopped(reason) => verdict::conclude(verdict::stopped, reason, output, limits),
         End::Vanished(why) => {
             let failure = match (why, status) {
                 (Some(why), _) => RunFailure::new(

@@ -9,8 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use nix::sys::resource::{Resource, setrlimit};
 use tokio::net::unix::pipe;
-use tokio::process::{Child, Command};
+use tokio::process::Command;
+
+use crate::process::ProcessGroup;
 
 /// The isolate-side half of the runtime, run with `-c`.
 const BOOTSTRAP: &str = include_str!("bootstrap.py");
@@ -21,8 +24,9 @@ const SPARE_PROCESSES: u64 = 32;
 
 /// A started interpreter waiting for its program, and everything that must go with it.
 pub(super) struct Interpreter {
-    pub child: Child,
-    /// Its pid, which is also its process group.
+    /// The interpreter and anything it forked.
+    pub process: ProcessGroup,
+    /// Its pid, for the busy-time meter.
     pub pid: i32,
     /// Taken by the run.
     pub to_child: Option<pipe::Sender>,
@@ -30,21 +34,9 @@ pub(super) struct Interpreter {
     scratch: PathBuf,
 }
 
-impl Interpreter {
-    /// SIGKILLs the whole process group (the interpreter and anything it forked).
-    pub fn kill_group(&self) {
-        // SAFETY: killpg only sends a signal, to the group this interpreter leads (set by
-        // `process_group(0)` at spawn); the group id cannot be reused while the leader is
-        // not reaped, and it is reaped only after this (the `Child` is dropped later).
-        unsafe {
-            libc::killpg(self.pid, libc::SIGKILL);
-        }
-    }
-}
-
 impl Drop for Interpreter {
     fn drop(&mut self) {
-        self.kill_group();
+        self.process.kill();
         if let Err(error) = std::fs::remove_dir_all(&self.scratch)
             && error.kind() != io::ErrorKind::NotFound
         {
@@ -113,9 +105,7 @@ pub(super) fn spawn(interpreter: &Path, max_heap_mb: u64) -> io::Result<Interpre
         .current_dir(&scratch)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .kill_on_drop(true);
+        .stderr(Stdio::null());
     // SAFETY: the closure runs in the forked child before exec and only makes
     // async-signal-safe system calls (fcntl, dup2, setrlimit) on values captured by copy.
     unsafe {
@@ -129,27 +119,30 @@ pub(super) fn spawn(interpreter: &Path, max_heap_mb: u64) -> io::Result<Interpre
             if libc::dup2(high_read, 3) < 0 || libc::dup2(high_write, 4) < 0 {
                 return Err(io::Error::last_os_error());
             }
-            limit(libc::RLIMIT_AS, address_space)?;
-            limit(libc::RLIMIT_NPROC, processes)?;
-            limit(libc::RLIMIT_CORE, 0)?;
+            for (resource, value) in [
+                (Resource::RLIMIT_AS, address_space),
+                (Resource::RLIMIT_NPROC, processes),
+                (Resource::RLIMIT_CORE, 0),
+            ] {
+                setrlimit(resource, value, value)?;
+            }
             Ok(())
         });
     }
-    let spawned = command.spawn();
+    let spawned = ProcessGroup::spawn(&mut command);
     drop((child_reads, child_writes));
-    let child = match spawned {
-        Ok(child) => child,
+    let process = match spawned {
+        Ok(process) => process,
         Err(error) => {
             let _ = std::fs::remove_dir_all(&scratch);
             return Err(error);
         }
     };
-    let pid = child
-        .id()
-        .and_then(|id| i32::try_from(id).ok())
+    let pid = process
+        .pid()
         .ok_or_else(|| io::Error::other("the interpreter has no pid"))?;
     Ok(Interpreter {
-        child,
+        process,
         pid,
         to_child: Some(pipe::Sender::from_owned_fd(OwnedFd::from(host_writes))?),
         from_child: Some(pipe::Receiver::from_owned_fd(OwnedFd::from(host_reads))?),
@@ -157,23 +150,9 @@ pub(super) fn spawn(interpreter: &Path, max_heap_mb: u64) -> io::Result<Interpre
     })
 }
 
-/// Sets both the soft and the hard limit of `resource`.
-fn limit(resource: libc::__rlimit_resource_t, value: u64) -> io::Result<()> {
-    let limit = libc::rlimit {
-        rlim_cur: value,
-        rlim_max: value,
-    };
-    // SAFETY: setrlimit reads the struct passed by reference and nothing else.
-    if unsafe { libc::setrlimit(resource, &limit) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 /// Processes (and threads' leaders) owned by this process's user, as /proc lists them.
 fn processes_of_this_user() -> u64 {
-    // SAFETY: getuid cannot fail and has no preconditions.
-    let uid = unsafe { libc::getuid() };
+    let uid = nix::unistd::getuid().as_raw();
     std::fs::read_dir("/proc")
         .map(|entries| {
             entries

@@ -1,0 +1,530 @@
+//! The method table (jsonrpsee `RpcModule`): typed params in, wire results out.
+
+use super::errors::{invalid_params, rpc_error};
+use super::hooks::{ClientApprover, ClientHook};
+use super::session::{Lifecycle, RequestSignal, Session};
+use super::{client_tool, convert, params};
+use crate::config;
+use crate::pipeline::wrappers::ToolMetrics;
+use crate::policy::PolicySet;
+use crate::registry::Restriction;
+use crate::tool::{AgentId, Signal, ToolExecutionInput};
+use dsh_tools_protocol::{self as wire, CodeLanguage, error_codes};
+use jsonrpsee::RpcModule;
+use jsonrpsee_types::ErrorObjectOwned;
+use serde_json::value::RawValue;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+type RpcResult<T> = Result<T, ErrorObjectOwned>;
+
+/// Methods that may wait on the client or on tools run as their own tasks; every other
+/// method is answered inline, in arrival order.
+/// `shutdown` runs as a task too: it waits for the work in flight.
+pub const CONCURRENT_METHODS: &[&str] = &[
+    "tools/execute",
+    "tools/executeBatch",
+    "tools/executionMode",
+    "shutdown",
+];
+
+/// Builds the method table over one session.
+pub fn table(session: Arc<Session>) -> RpcModule<Session> {
+    let mut module = RpcModule::from_arc(session);
+    macro_rules! method {
+        ($name:literal, $handler:expr) => {
+            // Names are distinct literals, so registration cannot fail.
+            let _ = module.register_async_method(
+                $name,
+                move |params, session, extensions| async move {
+                    let signal = extensions
+                        .get::<RequestSignal>()
+                        .map(|s| Signal::new(s.0.clone()))
+                        .unwrap_or_default();
+                    $handler(params::parse(&params), session, signal).await
+                },
+            );
+        };
+    }
+    method!("initialize", initialize);
+    method!("shutdown", shutdown);
+    method!("tools/register", register);
+    method!("tools/unregister", unregister);
+    method!("tools/reserve", reserve);
+    method!("tools/schemas", schemas);
+    method!("tools/get", get);
+    method!("tools/isAdmitted", is_admitted);
+    method!("tools/restrict", restrict);
+    method!("tools/presentAs", present_as);
+    method!("agents/open", open_agent);
+    method!("agents/close", close_agent);
+    method!("tools/executionMode", execution_mode);
+    method!("tools/execute", execute);
+    method!("tools/executeBatch", execute_batch);
+    method!("tools/prompt", prompt);
+    method!("tools/metrics", metrics);
+    method!("tools/presentCall", present_call);
+    method!("tools/presentResult", present_result);
+    method!("hooks/subscribe", subscribe);
+    method!("hooks/unsubscribe", unsubscribe);
+    method!("mcp/status", mcp_status);
+    module
+}
+
+/// Methods that make the host ask the client need the matching capability.
+fn require(declared: bool, message: &str) -> RpcResult<()> {
+    match declared {
+        true => Ok(()),
+        false => Err(rpc_error(
+            error_codes::REQUEST_FAILED,
+            message,
+            Some("CLIENT_CAPABILITY"),
+        )),
+    }
+}
+
+fn agent(name: Option<String>) -> Option<AgentId> {
+    name.map(AgentId::from)
+}
+
+/// Rejects a viewing scope that is not open.
+fn known_scope(session: &Session, name: Option<String>) -> RpcResult<Option<AgentId>> {
+    match name {
+        Some(name) if !session.runtime.registry().has_agent(&name) => {
+            Err(crate::registry::RegistryError::UnknownAgent(name).into())
+        }
+        other => Ok(agent(other)),
+    }
+}
+
+async fn initialize(
+    params: RpcResult<wire::InitializeParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<wire::InitializeResult> {
+    let params = params?;
+    if params.protocol_version != "1" {
+        return Err(invalid_params(format!(
+            "invalid params: protocolVersion: unsupported version {:?} (this host speaks \"1\")",
+            params.protocol_version
+        )));
+    }
+    let mut merged = session.base_config.clone();
+    if let Some(over) = params.config {
+        config::merge(&mut merged, over);
+    }
+    let config =
+        config::parse(merged).map_err(|e| invalid_params(format!("invalid params: {e}")))?;
+    let mut policy = session.policy.lock();
+    match policy.as_mut() {
+        Some(set) => set.replace(&session.runtime, &config),
+        None => PolicySet::install(&session.runtime, &config).map(|set| *policy = Some(set)),
+    }
+    .map_err(|e| invalid_params(format!("invalid params: {e}")))?;
+    drop(policy);
+    session.runtime.configure(&config);
+    crate::builtins::register_builtins(&session.runtime, &config.builtins)
+        .map_err(|e| invalid_params(format!("invalid params: {e}")))?;
+    if params.capabilities.approval {
+        session
+            .runtime
+            .set_approver(Some(Arc::new(ClientApprover(session.peer.clone()))));
+    }
+    session.code.configure(config.code_runtime.clone());
+    session
+        .code
+        .set_max_depth(config.transport.max_nesting_depth);
+    if config.tools.mode != wire::PresentationMode::Native {
+        // Warm isolates in the background; a failure here surfaces on the first run instead.
+        let code = session.code.clone();
+        tokio::spawn(async move {
+            if let Err(e) = code.prewarm().await {
+                tracing::warn!("{e}");
+            }
+        });
+    }
+    session
+        .mcp
+        .start(session.runtime.registry(), &config.mcp_servers);
+    *session.capabilities.lock() = params.capabilities;
+    *session.config.lock() = config.clone();
+    *session.lifecycle.lock() = Lifecycle::Initialized;
+    Ok(wire::InitializeResult {
+        protocol_version: "1".into(),
+        server_info: wire::PeerInfo {
+            name: "dsh-tools".into(),
+            version: Some(env!("CARGO_PKG_VERSION").into()),
+        },
+        capabilities: wire::HostCapabilities {
+            modes: vec!["native".into(), "code".into(), "both".into()],
+            code_languages: [CodeLanguage::Typescript, CodeLanguage::Python]
+                .into_iter()
+                .filter(|language| config.code_runtime.loads(*language))
+                .map(|language| crate::code_mode::language_name(language).into())
+                .collect(),
+            framing: session.framing.lock().clone(),
+            max_message_bytes: config.transport.max_message_bytes,
+            config,
+        },
+    })
+}
+
+/// New requests are refused from the moment `shutdown` arrives (the server loop moved the
+/// lifecycle); the answer waits until every earlier request was answered, so a client that
+/// sends `exit` after it loses nothing.
+async fn shutdown(
+    _: RpcResult<serde_json::Value>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<()> {
+    session.drained_to(1).await;
+    Ok(())
+}
+
+async fn register(
+    params: RpcResult<wire::RegisterParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<wire::RegistrationResult> {
+    let params = params?;
+    let declared = session.capabilities.lock().execute_tools;
+    require(
+        declared,
+        "tools/register registers client-executed tools: declare capabilities.executeTools in initialize",
+    )?;
+    let definition = client_tool::definition(params.tool, &session.peer)?;
+    let registration = session.runtime.register(definition, agent(params.agent))?;
+    Ok(wire::RegistrationResult {
+        registration: registration.to_string(),
+    })
+}
+
+async fn unregister(
+    params: RpcResult<wire::UnregisterParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<()> {
+    Ok(session
+        .runtime
+        .registry()
+        .unregister(&params?.registration)?)
+}
+
+async fn reserve(
+    params: RpcResult<wire::ReserveParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<wire::RegistrationResult> {
+    let params = params?;
+    let registration = session
+        .runtime
+        .registry()
+        .reserve(&params.name, agent(params.agent))?;
+    Ok(wire::RegistrationResult {
+        registration: registration.to_string(),
+    })
+}
+
+/// `ToolSchema[]`, rendered without recursion (see [`convert::tool_schema`]).
+async fn schemas(
+    params: RpcResult<wire::ScopeParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<Box<RawValue>> {
+    let scope = known_scope(&session, params?.agent)?;
+    let visible = session.runtime.registry().visible(scope.as_ref());
+    let schemas: Vec<Box<RawValue>> = visible.iter().map(|t| convert::tool_schema(t)).collect();
+    Ok(convert::raw_array(&schemas))
+}
+
+/// `ToolSchema | null`, rendered without recursion.
+async fn get(
+    params: RpcResult<wire::NameParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<Option<Box<RawValue>>> {
+    let params = params?;
+    let scope = known_scope(&session, params.agent)?;
+    let Some(tool) = session
+        .runtime
+        .registry()
+        .resolve(&params.name, scope.as_ref())
+    else {
+        return Ok(None);
+    };
+    if tool.definition.name.as_ref() != crate::registry::RUN_CODE {
+        return Ok(Some(convert::tool_schema(&tool)));
+    }
+    // `run_code` is described in the language of the scope asking, as its prompt is.
+    let code = session.config.lock().code_runtime.clone();
+    let language = crate::code_mode::language_of(&session.runtime, scope.as_ref(), &code);
+    Ok(Some(convert::run_code_schema(&tool, language)))
+}
+
+async fn is_admitted(
+    params: RpcResult<wire::NameParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<bool> {
+    let params = params?;
+    let scope = known_scope(&session, params.agent)?;
+    Ok(session
+        .runtime
+        .registry()
+        .is_admitted(&params.name, scope.as_ref()))
+}
+
+/// `tools/restrict` params with an optional `agent`: a restriction from no agent is the
+/// registry's `NEEDS_AGENT` error (protocol section 3), not a bare `-32602`.
+#[derive(serde::Deserialize)]
+struct RestrictRequest {
+    #[serde(default)]
+    agent: Option<String>,
+    #[serde(default)]
+    allow: Option<Vec<String>>,
+    #[serde(default)]
+    deny: Option<Vec<String>>,
+}
+
+/// `tools/presentAs` params with an optional `agent`, for the same reason.
+#[derive(serde::Deserialize)]
+struct PresentAsRequest {
+    #[serde(default)]
+    agent: Option<String>,
+    mode: wire::PresentationMode,
+    #[serde(default)]
+    language: Option<wire::CodeLanguage>,
+}
+
+async fn restrict(
+    params: RpcResult<RestrictRequest>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<wire::RegistrationResult> {
+    let params = params?;
+    let names = |list: Vec<String>| {
+        list.into_iter()
+            .map(Arc::from)
+            .collect::<HashSet<Arc<str>>>()
+    };
+    let restriction = match (params.allow, params.deny) {
+        (Some(allow), None) => Restriction::Allow(names(allow)),
+        (None, Some(deny)) => Restriction::Deny(names(deny)),
+        _ => return Err(crate::registry::RegistryError::EmptyFilter.into()),
+    };
+    let registration = session
+        .runtime
+        .registry()
+        .restrict(agent(params.agent), restriction)?;
+    Ok(wire::RegistrationResult {
+        registration: registration.to_string(),
+    })
+}
+
+async fn present_as(
+    params: RpcResult<PresentAsRequest>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<wire::RegistrationResult> {
+    let params = params?;
+    let registration = session.runtime.registry().present_as_in(
+        agent(params.agent),
+        params.mode,
+        params.language,
+    )?;
+    Ok(wire::RegistrationResult {
+        registration: registration.to_string(),
+    })
+}
+
+async fn open_agent(
+    params: RpcResult<wire::OpenAgentParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<()> {
+    let params = params?;
+    Ok(session
+        .runtime
+        .registry()
+        .open_agent(AgentId::from(params.agent), agent(params.parent))?)
+}
+
+async fn close_agent(
+    params: RpcResult<wire::CloseAgentParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<()> {
+    Ok(session.runtime.close_agent(&params?.agent)?)
+}
+
+async fn execution_mode(
+    params: RpcResult<wire::ExecutionModeParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<wire::ExecutionMode> {
+    let params = params?;
+    let scope = known_scope(&session, params.agent)?;
+    Ok(session
+        .runtime
+        .execution_mode(&params.name, &params.arguments, scope.as_ref())
+        .await)
+}
+
+async fn execute(
+    params: RpcResult<wire::ExecuteParams>,
+    session: Arc<Session>,
+    signal: Signal,
+) -> RpcResult<Box<RawValue>> {
+    let params = params?;
+    let scope = known_scope(&session, params.agent)?;
+    let input = ToolExecutionInput::new(params.call_id, params.name, params.arguments)
+        .with_signal(signal)
+        .with_agent(scope);
+    Ok(convert::result_json(&session.runtime.execute(input).await))
+}
+
+async fn execute_batch(
+    params: RpcResult<wire::ExecuteBatchParams>,
+    session: Arc<Session>,
+    signal: Signal,
+) -> RpcResult<Box<RawValue>> {
+    let params = params?;
+    let scope = known_scope(&session, params.agent)?;
+    let calls = params.calls.into_iter().map(|call| {
+        ToolExecutionInput::new(call.call_id, call.name, call.arguments)
+            .with_signal(signal.clone())
+            .with_agent(scope.clone())
+    });
+    let max_parallel = params.max_parallel.map(|n| n.max(1) as usize);
+    let results = session
+        .runtime
+        .execute_batch(calls.collect(), max_parallel)
+        .await;
+    let results: Vec<Box<RawValue>> = results.iter().map(convert::result_json).collect();
+    Ok(convert::raw_array(&results))
+}
+
+async fn prompt(
+    params: RpcResult<wire::ScopeParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<wire::PromptAssembly> {
+    let scope = known_scope(&session, params?.agent)?;
+    let config = session.config.lock().clone();
+    crate::prompt::assemble(
+        &session.runtime,
+        scope.as_ref(),
+        &config.tools.tool_order,
+        &config.code_runtime,
+    )
+    .map_err(|e| rpc_error(error_codes::REQUEST_FAILED, e.to_string(), Some(e.code())))
+}
+
+async fn metrics(
+    _: RpcResult<serde_json::Value>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<Vec<ToolMetrics>> {
+    Ok(session
+        .policy
+        .lock()
+        .as_ref()
+        .map(|p| p.metrics.snapshot())
+        .unwrap_or_default())
+}
+
+async fn subscribe(
+    params: RpcResult<wire::SubscribeParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<wire::SubscribeResult> {
+    let params = params?;
+    let declared = session.capabilities.lock().hooks;
+    require(
+        declared,
+        "hooks/subscribe needs the hooks client capability (declare capabilities.hooks in initialize)",
+    )?;
+    let scope = known_scope(&session, params.agent)?;
+    let mut subscriptions = session.subscriptions.lock();
+    // Ids are never reused: an old id must not name a newer subscription.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let subscription = format!(
+        "hook:{}",
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let timeout_ms = session.config.lock().pipeline.hook_timeout_ms;
+    let hook = Arc::new(ClientHook {
+        subscription: subscription.clone(),
+        peer: session.peer.clone(),
+        timeout_ms,
+    });
+    let runtime = &session.runtime;
+    let id = match params.event {
+        wire::HookEvent::PreExecute => runtime.add_pre_execute(params.order, scope, hook),
+        wire::HookEvent::Guard => runtime.add_guard(params.order, scope, hook),
+        wire::HookEvent::PostExecute => runtime.add_post_execute(params.order, scope, hook),
+    };
+    subscriptions.insert(subscription.clone(), id);
+    Ok(wire::SubscribeResult { subscription })
+}
+
+async fn unsubscribe(
+    params: RpcResult<wire::UnsubscribeParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<()> {
+    let subscription = params?.subscription;
+    let id = session.subscriptions.lock().remove(&subscription);
+    match id {
+        Some(id) if session.runtime.remove_listener(id) => Ok(()),
+        _ => Err(rpc_error(
+            error_codes::REQUEST_FAILED,
+            format!("unknown subscription \"{subscription}\""),
+            Some("UNKNOWN_SUBSCRIPTION"),
+        )),
+    }
+}
+
+async fn present_call(
+    params: RpcResult<wire::PresentCallParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<Option<serde_json::Value>> {
+    let params = params?;
+    let scope = known_scope(&session, params.agent)?;
+    Ok(crate::cards::call_card(
+        &session.runtime,
+        &params.name,
+        &params.arguments,
+        scope.as_ref(),
+    ))
+}
+
+async fn present_result(
+    params: RpcResult<wire::PresentResultParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<Option<serde_json::Value>> {
+    let params = params?;
+    let scope = known_scope(&session, params.agent)?;
+    let result = crate::tool::DurableResult {
+        is_error: params.result.is_error,
+        content: params.result.content,
+        meta: params.meta.or(params.result.meta),
+    };
+    Ok(crate::cards::result_card(
+        &session.runtime,
+        &params.name,
+        &params.arguments,
+        &result,
+        scope.as_ref(),
+    ))
+}
+
+async fn mcp_status(
+    _: RpcResult<serde_json::Value>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<Vec<wire::McpServerStatus>> {
+    Ok(session.mcp.status())
+}

@@ -1,0 +1,202 @@
+//! Per-connection state the methods share: lifecycle, client capabilities, in-flight
+//! requests (for `$/cancelRequest`), the runtime and the peer.
+
+use super::convert;
+use crate::code_mode::{CodeEvents, CodeMode, DispatchEnd, DispatchStart, stream_name};
+use crate::pipeline::hooks::ResultObserver;
+use crate::pipeline::{ListenerId, ToolRuntime};
+use crate::policy::PolicySet;
+use crate::runtime::LogStream;
+use crate::tool::{ToolExecution, ToolExecutionResult};
+use crate::transport::{Outbox, Peer};
+use dsh_tools_protocol::{
+    ClientCapabilities, CodeDispatchNotification, CodeDispatchStartNotification,
+    CodeLogNotification, DispatchTime, HostConfig, ListChangedNotification, ResultNotification,
+};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Where the connection is in the LSP-style lifecycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lifecycle {
+    /// Only `initialize` (and `exit`) are accepted.
+    Uninitialized,
+    /// Serving.
+    Initialized,
+    /// `shutdown` answered; only `exit` is accepted.
+    ShutDown,
+}
+
+/// The cancellation signal of one incoming request (found in the method's extensions).
+#[derive(Clone, Debug)]
+pub struct RequestSignal(pub CancellationToken);
+
+/// Shared state of one connection.
+pub struct Session {
+    pub runtime: Arc<ToolRuntime>,
+    pub code: Arc<CodeMode>,
+    pub policy: Mutex<Option<PolicySet>>,
+    pub subscriptions: Mutex<HashMap<String, ListenerId>>,
+    pub mcp: crate::mcp::McpHost,
+    pub peer: Arc<Peer>,
+    pub base_config: serde_json::Value,
+    pub config: Mutex<HostConfig>,
+    pub capabilities: Mutex<ClientCapabilities>,
+    pub lifecycle: Mutex<Lifecycle>,
+    pub framing: Mutex<String>,
+    in_flight: Mutex<HashMap<String, CancellationToken>>,
+    settled: tokio::sync::Notify,
+}
+
+impl Session {
+    /// A fresh session writing through `outbox`.
+    pub fn new(outbox: Outbox, base_config: serde_json::Value, config: HostConfig) -> Arc<Self> {
+        let runtime = ToolRuntime::new(&config);
+        // Installing `run_code` only fails for an invalid built-in schema: a bug, not input.
+        let code = CodeMode::install(&runtime, config.code_runtime.clone())
+            .unwrap_or_else(|e| unreachable!("run_code definition is valid: {e}"));
+        code.set_max_depth(config.transport.max_nesting_depth);
+        code.set_events(Arc::new(CodeNotifier(outbox.clone())));
+        let peer = Arc::new(Peer::new(outbox.clone(), 4096));
+        let session = Arc::new(Session {
+            runtime,
+            code,
+            policy: Mutex::new(None),
+            subscriptions: Mutex::new(HashMap::new()),
+            mcp: crate::mcp::McpHost::new(),
+            peer,
+            base_config,
+            config: Mutex::new(config),
+            capabilities: Mutex::new(ClientCapabilities::default()),
+            lifecycle: Mutex::new(Lifecycle::Uninitialized),
+            framing: Mutex::new(String::new()),
+            in_flight: Mutex::new(HashMap::new()),
+            settled: tokio::sync::Notify::new(),
+        });
+        let notifier = outbox.clone();
+        session.runtime.registry().on_change(Arc::new(move |agent| {
+            notifier.notify(
+                "tools/listChanged",
+                &ListChangedNotification {
+                    agent: agent.map(|a| a.to_string()),
+                },
+            );
+        }));
+        session
+            .runtime
+            .add_observer(None, Arc::new(ResultNotifier(outbox)));
+        session
+    }
+
+    /// Tracks an incoming request so `$/cancelRequest` can abort it.
+    pub fn track(&self, id: &str) -> CancellationToken {
+        let token = CancellationToken::new();
+        self.in_flight.lock().insert(id.to_string(), token.clone());
+        token
+    }
+
+    /// Stops tracking a finished request.
+    pub fn untrack(&self, id: &str) {
+        self.in_flight.lock().remove(id);
+        self.settled.notify_waiters();
+    }
+
+    /// Waits until at most `remaining` requests are in flight (`shutdown` counts itself).
+    pub async fn drained_to(&self, remaining: usize) {
+        loop {
+            let settled = self.settled.notified();
+            if self.in_flight.lock().len() <= remaining {
+                return;
+            }
+            settled.await;
+        }
+    }
+
+    /// Aborts the request with this id (raw JSON text of the id).
+    pub fn cancel(&self, id: &str) -> bool {
+        match self.in_flight.lock().get(id) {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Aborts everything in flight (EOF, exit).
+    pub fn cancel_all(&self) {
+        for token in self.in_flight.lock().values() {
+            token.cancel();
+        }
+    }
+}
+
+/// Sends `tools/result` for every final outcome.
+struct ResultNotifier(Outbox);
+
+impl ResultObserver for ResultNotifier {
+    fn observe(&self, execution: &ToolExecution, result: &ToolExecutionResult) {
+        let notification = ResultNotification {
+            execution: convert::execution_ref(execution),
+            result: convert::result(result),
+        };
+        self.0.notify("tools/result", &notification);
+    }
+}
+
+/// Sends Code Mode's dispatch events and live output as notifications.
+struct CodeNotifier(Outbox);
+
+impl CodeEvents for CodeNotifier {
+    fn dispatch_start(&self, event: DispatchStart) {
+        let DispatchStart {
+            id,
+            parent,
+            name,
+            arguments,
+            time,
+        } = event;
+        let notification = CodeDispatchStartNotification {
+            id,
+            parent,
+            name,
+            arguments,
+            time,
+        };
+        self.0.notify("tools/codeDispatchStart", &notification);
+    }
+
+    fn dispatch_end(&self, event: DispatchEnd) {
+        let DispatchEnd {
+            id,
+            parent,
+            name,
+            arguments,
+            content,
+            is_error,
+            time: (start, end),
+        } = event;
+        let time = DispatchTime { start, end };
+        let notification = CodeDispatchNotification {
+            id,
+            parent,
+            name,
+            arguments,
+            content,
+            is_error,
+            time,
+        };
+        self.0.notify("tools/codeDispatch", &notification);
+    }
+
+    fn log(&self, call_id: &str, stream: LogStream, text: &str) {
+        let notification = CodeLogNotification {
+            call_id: call_id.to_string(),
+            stream: stream_name(stream).into(),
+            text: text.into(),
+        };
+        self.0.notify("code/log", &notification);
+    }
+}

@@ -1,0 +1,161 @@
+//! One spawned process group: spawn as leader, signal the group, reap the leader.
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use std::io;
+use std::process::ExitStatus;
+use std::time::Duration;
+use tokio::process::{Child, Command};
+
+/// A child that leads a new process group of its own.
+///
+/// The group id is forgotten as soon as the group has been killed after its leader exited,
+/// so a later signal can never reach a group id the kernel has since handed to a stranger.
+#[derive(Debug)]
+pub struct ProcessGroup {
+    child: Child,
+    /// The group (the leader's pid) while it may still hold processes.
+    group: Option<Pid>,
+}
+
+impl ProcessGroup {
+    /// Spawns `command` as the leader of a new process group (killed if dropped).
+    pub fn spawn(command: &mut Command) -> io::Result<Self> {
+        let child = command.process_group(0).kill_on_drop(true).spawn()?;
+        let group = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw);
+        Ok(Self { child, group })
+    }
+
+    /// The leader, for its pipes.
+    pub fn child(&mut self) -> &mut Child {
+        &mut self.child
+    }
+
+    /// The leader's pid, while it is not reaped.
+    pub fn pid(&self) -> Option<i32> {
+        self.group.map(Pid::as_raw)
+    }
+
+    /// Sends `signal` to every process of the group (nothing once the group was killed).
+    pub fn signal(&self, signal: Signal) {
+        if let Some(group) = self.group {
+            // ESRCH (the group is already empty) is the expected outcome of a clean exit.
+            let _ = killpg(group, signal);
+        }
+    }
+
+    /// SIGKILLs the whole group and forgets it.
+    pub fn kill(&mut self) {
+        self.signal(Signal::SIGKILL);
+        self.group = None;
+    }
+
+    /// Waits for the leader to exit, then kills what is left of its group: nothing a
+    /// process started outlives it.
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        let status = self.child.wait().await;
+        self.kill();
+        status
+    }
+
+    /// [`wait`](Self::wait), for at most `grace`; `None` if the leader is still running.
+    pub async fn wait_within(&mut self, grace: Duration) -> Option<io::Result<ExitStatus>> {
+        tokio::time::timeout(grace, self.wait()).await.ok()
+    }
+
+    /// Kills the group and reaps the leader (which SIGKILL ends at once, unless it sits in
+    /// an uninterruptible kernel call: then reaping is left to drop after `grace`).
+    pub async fn kill_and_reap(&mut self, grace: Duration) -> Option<ExitStatus> {
+        self.kill();
+        match tokio::time::timeout(grace, self.child.wait()).await {
+            Ok(Ok(status)) => Some(status),
+            _ => None,
+        }
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn alive(pid: i32) -> bool {
+        nix::sys::signal::kill(Pid::from_raw(pid), None).is_ok()
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|stat| stat.split(") ").nth(1).is_some_and(|s| s.starts_with('Z')))
+    }
+
+    /// The shell prints the pid of a background `sleep`, then waits on it.
+    fn shell_with_a_background_child(wait: bool) -> Command {
+        let script = if wait {
+            "sleep 30 & echo $!; wait"
+        } else {
+            "sleep 30 & echo $!"
+        };
+        let mut command = Command::new("sh");
+        command
+            .args(["-c", script])
+            .stdout(std::process::Stdio::piped());
+        command
+    }
+
+    async fn background_pid(group: &mut ProcessGroup) -> i32 {
+        use tokio::io::AsyncBufReadExt;
+        let stdout = group.child().stdout.take().unwrap();
+        let mut line = String::new();
+        tokio::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .await
+            .unwrap();
+        line.trim().parse().unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_leader_that_exits_takes_its_background_jobs_with_it() {
+        let mut group = ProcessGroup::spawn(&mut shell_with_a_background_child(false)).unwrap();
+        let straggler = background_pid(&mut group).await;
+        assert!(group.wait().await.unwrap().success());
+        assert_eq!(group.pid(), None, "the group is forgotten once killed");
+        // SIGKILL is delivered before killpg returns; the init process reaps the orphan.
+        for _ in 0..200 {
+            if !alive(straggler) {
+                return;
+            }
+            tokio::task::yield_now().await;
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        panic!("background job {straggler} survived its group");
+    }
+
+    #[tokio::test]
+    async fn kill_and_reap_ends_a_running_group_and_drop_kills_an_abandoned_one() {
+        let mut group = ProcessGroup::spawn(&mut shell_with_a_background_child(true)).unwrap();
+        let straggler = background_pid(&mut group).await;
+        let status = group.kill_and_reap(Duration::from_secs(5)).await.unwrap();
+        assert!(!status.success());
+
+        let mut abandoned = ProcessGroup::spawn(&mut shell_with_a_background_child(true)).unwrap();
+        let other = background_pid(&mut abandoned).await;
+        drop(abandoned);
+        for pid in [straggler, other] {
+            let mut gone = false;
+            for _ in 0..200 {
+                if !alive(pid) {
+                    gone = true;
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            assert!(gone, "{pid} survived");
+        }
+    }
+}

@@ -1,0 +1,29 @@
+//! The JavaScript engine: one model program per fresh deno_core (QuickJS) isolate.
+//!
+//! An [`IsolatePool`] keeps `size` isolates ready. Each is restored from a process-wide
+//! startup snapshot (deno_core's JavaScript plus `runtime-ts/bootstrap.ts`, which `snapshot`
+//! loads) on a thread of its own with a current-thread tokio runtime, waits for exactly one
+//! program, runs it and is dropped with its thread, so no state survives between programs and
+//! creation never sits on the request path. The isolate-side code (the `tools` proxy,
+//! `ToolCallError`, the console shim, the lossless JSON snapshot and run-scoped timers) lives
+//! in `runtime-ts/bootstrap.ts`; programs see what `runtime-ts/globals.d.ts` declares. The
+//! bridge uses synchronous ops only and drives host futures itself. This is the only module
+//! that touches deno_core.
+//!
+//! Reading order: `pool` (runs and the watchdog wiring), `slot` (threads), `snapshot`,
+//! `isolate` (one run), `bridge` (ops), `verdict` (how the engine saw the end), `guarded`
+//! (serialized teardown), `strip` (type stripping).
+
+mod bridge;
+mod guarded;
+mod isolate;
+mod pool;
+mod slot;
+mod snapshot;
+pub mod strip;
+mod verdict;
+
+pub use pool::IsolatePool;
+
+#[cfg(test)]
+mod tests;

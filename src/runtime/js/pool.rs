@@ -1,0 +1,219 @@
+//! The isolate pool: keeps fresh isolates warm on their own threads and hands each run to one of them under its budgets.
+
+use std::sync::Arc;
+use std::sync::Once;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use parking_lot::Mutex;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::isolate::Job;
+use super::slot::{self, Assignment, SlotShared, Ticket};
+use super::snapshot;
+use super::strip;
+use crate::runtime::contract::{
+    FailureKind, PoolConfig, RunFailure, RunOutcome, RunRequest, RuntimeError,
+};
+use crate::runtime::control::{RunControl, StopReason, Watch};
+use crate::runtime::output::OutputBudget;
+use crate::runtime::verdict;
+
+/// A pool of fresh isolates; cheap to clone, and every clone drives the same threads.
+#[derive(Clone)]
+pub struct IsolatePool {
+    inner: Arc<PoolInner>,
+}
+
+struct PoolInner {
+    config: PoolConfig,
+    tickets: tokio::sync::Mutex<mpsc::Receiver<Ticket>>,
+    ready_count: Arc<AtomicUsize>,
+    closed: CancellationToken,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Drop for PoolInner {
+    fn drop(&mut self) {
+        // The last handle is gone: let every slot thread wind down.
+        self.closed.cancel();
+    }
+}
+
+const SHUT_DOWN: &str = "isolate pool shut down";
+
+impl IsolatePool {
+    /// Builds the startup snapshot (once per process), starts `config.size` slots and waits
+    /// until each has its first isolate ready. Blocks the calling thread for that long (a
+    /// second or so the first time), so call it at startup or from `spawn_blocking`.
+    pub fn new(config: PoolConfig) -> Result<Self, RuntimeError> {
+        if config.size == 0 {
+            return Err(RuntimeError::InvalidConfig("size must be at least 1"));
+        }
+        if config.max_heap_mb == 0 {
+            return Err(RuntimeError::InvalidConfig(
+                "max_heap_mb must be at least 1",
+            ));
+        }
+        disable_bytecode_cache();
+        let snapshot = snapshot::startup_snapshot()?;
+        let (ready, tickets) = mpsc::channel(config.size);
+        let inner = Arc::new(PoolInner {
+            config,
+            tickets: tokio::sync::Mutex::new(tickets),
+            ready_count: Arc::new(AtomicUsize::new(0)),
+            closed: CancellationToken::new(),
+            threads: Mutex::new(Vec::with_capacity(config.size)),
+        });
+        let shared = SlotShared {
+            max_heap_mb: config.max_heap_mb,
+            snapshot,
+            ready,
+            ready_count: inner.ready_count.clone(),
+            closed: inner.closed.clone(),
+        };
+        let (started, starts) = std::sync::mpsc::channel();
+        for index in 0..config.size {
+            let thread = slot::spawn(index, shared.clone(), started.clone())
+                .map_err(|error| RuntimeError::Thread(error.to_string()))?;
+            inner.threads.lock().push(thread);
+        }
+        drop(started);
+        for _ in 0..config.size {
+            match starts.recv() {
+                Ok(Ok(())) => {}
+                Ok(Err(message)) => return Err(RuntimeError::Isolate(message)),
+                Err(_) => {
+                    return Err(RuntimeError::Isolate(
+                        "an isolate thread exited during startup".to_owned(),
+                    ));
+                }
+            }
+        }
+        Ok(Self { inner })
+    }
+
+    /// Isolates created, bootstrapped and waiting for a run.
+    pub fn ready_isolates(&self) -> usize {
+        self.inner.ready_count.load(Ordering::Relaxed)
+    }
+
+    /// Strips the program's types, waits for a ready isolate and runs the program on it.
+    pub async fn run(&self, request: RunRequest) -> RunOutcome {
+        let RunRequest {
+            code,
+            limits,
+            host,
+            abort,
+        } = request;
+        let early = |kind: FailureKind, message: String| {
+            verdict::early_failure(RunFailure::new(kind, message), limits.max_output_bytes)
+        };
+        let code = match strip::strip_types(&code) {
+            Ok(code) => code,
+            Err(error) => return early(FailureKind::Exception, error.to_string()),
+        };
+        let closed = &self.inner.closed;
+        let ticket = tokio::select! {
+            biased;
+            () = closed.cancelled() => None,
+            () = abort.cancelled() => return early(FailureKind::Abort, "run aborted".to_owned()),
+            ticket = async { self.inner.tickets.lock().await.recv().await } => ticket,
+        };
+        let Some(Ticket { isolate, assign }) = ticket else {
+            return early(FailureKind::WorkerExit, SHUT_DOWN.to_owned());
+        };
+        self.inner.ready_count.fetch_sub(1, Ordering::Relaxed);
+        let control = Arc::new(RunControl::new(isolate));
+        let (reply, mut answer) = oneshot::channel();
+        let job = Job {
+            code,
+            limits,
+            host,
+            control: control.clone(),
+            max_heap_mb: self.inner.config.max_heap_mb,
+        };
+        if assign.send(Assignment { job, reply }).is_err() {
+            return early(
+                FailureKind::WorkerExit,
+                "the isolate thread exited before the run started".to_owned(),
+            );
+        }
+        let stop_if_dropped = StopOnDrop(&control);
+        let watch = Watch {
+            control: &control,
+            limits,
+            started: Instant::now(),
+            abort: &abort,
+            shutdown: closed,
+        };
+        let answered = watch.answer(&mut answer).await;
+        let reason = control.reason();
+        drop(stop_if_dropped);
+        match answered {
+            Some(outcome) => outcome,
+            None => match reason {
+                Some(reason) if reason != StopReason::Finished => verdict::conclude(
+                    verdict::stopped,
+                    reason,
+                    OutputBudget::new(limits.max_output_bytes),
+                    limits,
+                ),
+                _ => early(
+                    FailureKind::WorkerExit,
+                    "the isolate thread exited during the run".to_owned(),
+                ),
+            },
+        }
+    }
+
+    /// Stops every run, lets every slot thread exit and waits for them.
+    pub async fn shutdown(&self) {
+        self.inner.closed.cancel();
+        {
+            let mut tickets = self.inner.tickets.lock().await;
+            tickets.close();
+            while tickets.try_recv().is_ok() {
+                self.inner.ready_count.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+        let threads = std::mem::take(&mut *self.inner.threads.lock());
+        let joined = tokio::task::spawn_blocking(move || {
+            for thread in threads {
+                if thread.join().is_err() {
+                    tracing::error!("an isolate thread panicked while shutting down");
+                }
+            }
+        });
+        if joined.await.is_err() {
+            tracing::error!("could not wait for the isolate threads");
+        }
+    }
+}
+
+/// Stops the run if the caller stops waiting for it, so no isolate keeps running unwatched.
+struct StopOnDrop<'a>(&'a RunControl);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.stop(StopReason::Abort);
+    }
+}
+
+/// v8x writes the bytecode of every script it compiles (model programs included) under
+/// `$XDG_CACHE_HOME/v8x` unless `V82JSC_NO_BC_CACHE` is set when it first compiles one. Model
+/// programs must never reach the disk, so the variable is set before the first isolate exists.
+fn disable_bytecode_cache() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("V82JSC_NO_BC_CACHE").is_none() {
+            // SAFETY: this runs once, before this process creates any isolate, so no isolate
+            // thread can be reading the environment; Rust code elsewhere reads it through std's
+            // lock. The remaining hazard, a C library reading the environment on another thread
+            // at this instant, is the one std documents for every set_var.
+            unsafe { std::env::set_var("V82JSC_NO_BC_CACHE", "1") };
+        }
+    });
+}

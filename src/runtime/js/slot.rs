@@ -1,0 +1,156 @@
+//! One pool slot: a supervisor thread that keeps one fresh isolate ready, each on its own short-lived thread that runs one job and exits.
+//!
+//! Every isolate gets a new OS thread because v8x keeps per-thread state that breaks after a
+//! few hundred isolates were created and dropped on the same thread (measured: the 277th
+//! `JsRuntime` on one thread fails to bootstrap, and runs before that can crash). A thread
+//! costs well under a millisecond, paid while refilling, never on the request path; it also
+//! contains a panicking isolate, which the supervisor simply replaces.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use deno_core::v8;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::isolate::{FreshIsolate, Job};
+use crate::runtime::contract::RunOutcome;
+
+/// JavaScript gets 1 MiB of stack from the engine; the rest is for the Rust and C frames below it.
+pub(crate) const ISOLATE_STACK_BYTES: usize = 8 * 1024 * 1024;
+/// Pause before retrying after an isolate could not be created, so a failure does not spin.
+const RETRY_PAUSE: Duration = Duration::from_millis(100);
+
+/// A ready isolate, offered to the next run.
+pub(crate) struct Ticket {
+    pub(crate) isolate: v8::IsolateHandle,
+    pub(crate) assign: oneshot::Sender<Assignment>,
+}
+
+/// A job handed to a ready isolate, with where its outcome goes.
+pub(crate) struct Assignment {
+    pub(crate) job: Job,
+    pub(crate) reply: oneshot::Sender<RunOutcome>,
+}
+
+/// What every slot shares with the pool.
+#[derive(Clone)]
+pub(crate) struct SlotShared {
+    pub(crate) max_heap_mb: u64,
+    pub(crate) snapshot: &'static [u8],
+    pub(crate) ready: mpsc::Sender<Ticket>,
+    pub(crate) ready_count: Arc<AtomicUsize>,
+    pub(crate) closed: CancellationToken,
+}
+
+/// Reports whether the slot's first isolate could be created.
+type Started = std::sync::mpsc::Sender<Result<(), String>>;
+
+/// How one isolate's thread ended.
+enum Lifetime {
+    /// It ran a job (or could not be built): the slot builds the next one.
+    Over,
+    /// The pool is closing, or the first isolate could not be built: the slot ends.
+    SlotDone,
+}
+
+/// Starts a slot's supervisor thread.
+pub(crate) fn spawn(
+    index: usize,
+    shared: SlotShared,
+    started: Started,
+) -> std::io::Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name(format!("dsh-slot-{index}"))
+        .spawn(move || supervise(index, &shared, started))
+}
+
+fn supervise(index: usize, shared: &SlotShared, started: Started) {
+    let mut started = Some(started);
+    while !shared.closed.is_cancelled() {
+        let first = started.take();
+        let reported = first.is_none();
+        let isolate_shared = shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("dsh-isolate-{index}"))
+            .stack_size(ISOLATE_STACK_BYTES)
+            .spawn(move || live_once(&isolate_shared, first));
+        let lifetime = match spawned {
+            Ok(thread) => thread.join(),
+            Err(error) => {
+                tracing::error!(%error, "could not start an isolate thread");
+                if !reported {
+                    // The startup handshake waits for this slot: the pool reports the failure.
+                    return;
+                }
+                std::thread::sleep(RETRY_PAUSE);
+                continue;
+            }
+        };
+        match lifetime {
+            Ok(Lifetime::Over) => {}
+            Ok(Lifetime::SlotDone) => return,
+            Err(_) => tracing::error!("an isolate thread panicked; starting a fresh one"),
+        }
+    }
+}
+
+/// The whole life of one isolate: build it, offer it until a job takes it, run the job, exit.
+fn live_once(shared: &SlotShared, started: Option<Started>) -> Lifetime {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            let message = format!("no event loop for the isolate: {error}");
+            return fail_to_build(shared, started, message);
+        }
+    };
+    let mut isolate = match FreshIsolate::new(shared.max_heap_mb, shared.snapshot) {
+        Ok(isolate) => isolate,
+        Err(message) => return fail_to_build(shared, started, message),
+    };
+    if let Some(started) = started {
+        let _ = started.send(Ok(()));
+    }
+    runtime.block_on(async {
+        loop {
+            let (assign, assigned) = oneshot::channel();
+            let ticket = Ticket {
+                isolate: isolate.handle(),
+                assign,
+            };
+            shared.ready_count.fetch_add(1, Ordering::Relaxed);
+            if shared.ready.send(ticket).await.is_err() {
+                shared.ready_count.fetch_sub(1, Ordering::Relaxed);
+                return Lifetime::SlotDone;
+            }
+            match assigned.await {
+                Ok(Assignment { job, reply }) => {
+                    let outcome = isolate.run(job).await;
+                    let _ = reply.send(outcome);
+                    // The isolate is dropped with this thread, after the caller has its answer.
+                    return Lifetime::Over;
+                }
+                // The run that took the ticket went away before using it: offer the isolate again.
+                Err(_) if !shared.closed.is_cancelled() => {}
+                Err(_) => return Lifetime::SlotDone,
+            }
+        }
+    })
+}
+
+fn fail_to_build(shared: &SlotShared, started: Option<Started>, message: String) -> Lifetime {
+    if let Some(started) = started {
+        let _ = started.send(Err(message));
+        return Lifetime::SlotDone;
+    }
+    tracing::error!(%message, "could not build a fresh isolate");
+    if !shared.closed.is_cancelled() {
+        std::thread::sleep(RETRY_PAUSE);
+    }
+    Lifetime::Over
+}

@@ -1,0 +1,220 @@
+//! The bash tool through `ToolRuntime::execute`: output, exit status, the scrubbed
+//! environment, the output cap, and process-group kills on timeout, cancellation, the
+//! pipeline's own deadline, and normal exit (nothing it started outlives the call).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support::builtins as builtins_support;
+
+use builtins_support::{Workspace, failure, value};
+use dsh_tools::ToolExecutionInput;
+use dsh_tools::tool::{HarnessCode, Signal};
+use dsh_tools_protocol::{BashConfig, BuiltinsConfig, HostConfig};
+use serde_json::json;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// Bounded wait for conditions that depend on other processes (never a timing assumption).
+const DEADLINE: Duration = Duration::from_secs(10);
+
+/// Whether `pid` has exited (gone, or a zombie waiting for a reaper that is not us).
+fn is_dead(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+async fn assert_dies(pid: i32) {
+    let start = Instant::now();
+    while !is_dead(pid) {
+        assert!(start.elapsed() < DEADLINE, "process {pid} is still running");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The pid a command wrote to `file` under the root, waiting (bounded) for it to appear.
+async fn pid_in(workspace: &Workspace, file: &str) -> i32 {
+    let start = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(workspace.root.join(file)).unwrap_or_default();
+        if text.ends_with('\n') {
+            return text.trim().parse().unwrap();
+        }
+        assert!(start.elapsed() < DEADLINE, "{file} was never written");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// A grandchild in a subshell writes its pid, then everything waits.
+const NESTED_SLEEPER: &str = "(sleep 1000 & echo $! > child.pid; wait) & wait";
+
+#[tokio::test]
+async fn runs_in_cwd_and_captures_both_streams_and_the_exit_code() {
+    let workspace = Workspace::new();
+    let root = workspace.root_text();
+    let result = workspace
+        .call(
+            "bash",
+            json!({ "command": "echo hi; echo err >&2; pwd; exit 3", "description": "demo" }),
+        )
+        .await;
+    assert_eq!(
+        value(&result),
+        json!({ "stdout": format!("hi\n{root}\n"), "stderr": "err\n", "exitCode": 3, "truncated": false })
+    );
+    assert_eq!(result.text(), format!("hi\n{root}\nerr\nExit code 3"));
+    assert_eq!(
+        result.meta,
+        Some(json!({ "output": format!("hi\n{root}\nerr\n"), "exitCode": 3 }))
+    );
+}
+
+#[tokio::test]
+async fn reports_the_signal_that_killed_the_shell() {
+    let workspace = Workspace::new();
+    let result = workspace
+        .call("bash", json!({ "command": "kill -TERM $$" }))
+        .await;
+    assert_eq!(
+        value(&result),
+        json!({ "stdout": "", "stderr": "", "signal": "SIGTERM", "truncated": false })
+    );
+    assert_eq!(result.text(), "Killed by SIGTERM");
+    assert_eq!(
+        result.meta,
+        Some(json!({ "output": "", "signal": "SIGTERM" }))
+    );
+}
+
+#[tokio::test]
+async fn the_environment_is_scrubbed_to_an_allowlist() {
+    let workspace = Workspace::new();
+    let result = workspace
+        .call("bash", json!({ "command": "env | cut -d= -f1 | sort" }))
+        .await;
+    let mut expected: Vec<&str> = [
+        "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LOGNAME", "TMPDIR", "TZ", "USER",
+    ]
+    .into_iter()
+    .filter(|name| std::env::var_os(name).is_some())
+    .chain(["PATH", "PWD", "SHLVL", "TERM", "_"])
+    .collect();
+    expected.sort_unstable();
+    let mut listed = expected.join("\n");
+    listed.push('\n');
+    assert_eq!(value(&result)["stdout"], json!(listed));
+}
+
+#[tokio::test]
+async fn output_keeps_head_and_tail_within_the_cap() {
+    let workspace = Workspace::new();
+    let result = workspace
+        .call(
+            "bash",
+            json!({ "command": "head -c 100000 /dev/zero | tr '\\0' a; echo done >&2" }),
+        )
+        .await;
+    let half = "a".repeat(15_000);
+    assert_eq!(
+        value(&result),
+        json!({
+            "stdout": format!("{half}\n[... 70000 bytes omitted ...]\n{half}"),
+            "stderr": "done\n",
+            "exitCode": 0,
+            "truncated": true
+        })
+    );
+}
+
+#[tokio::test]
+async fn timeout_kills_the_whole_process_group() {
+    let workspace = Workspace::new();
+    let started = Instant::now();
+    let result = workspace
+        .call(
+            "bash",
+            json!({ "command": NESTED_SLEEPER, "timeout": 1000 }),
+        )
+        .await;
+    assert_eq!(
+        failure(&result),
+        "command timed out after 1000 ms; it and every process it started were killed"
+    );
+    assert!(started.elapsed() < DEADLINE);
+    assert_dies(pid_in(&workspace, "child.pid").await).await;
+}
+
+#[tokio::test]
+async fn cancellation_kills_the_whole_process_group() {
+    let workspace = Workspace::new();
+    let token = CancellationToken::new();
+    let input = ToolExecutionInput::new("call-1", "bash", json!({ "command": NESTED_SLEEPER }))
+        .with_signal(Signal::new(token.clone()));
+    let runtime = workspace.runtime.clone();
+    let call = tokio::spawn(async move { runtime.execute(input).await });
+    let pid = pid_in(&workspace, "child.pid").await;
+    assert!(!is_dead(pid));
+    token.cancel();
+    let result = call.await.unwrap();
+    assert_eq!(failure(&result), "tool call aborted");
+    assert_eq!(result.code(), Some(HarnessCode::Aborted));
+    assert_dies(pid).await;
+}
+
+#[tokio::test]
+async fn the_pipeline_deadline_kills_the_whole_process_group() {
+    let mut host = HostConfig::default();
+    host.pipeline.timeout.default_ms = Some(1000);
+    let workspace = Workspace::configured(host, |root| BuiltinsConfig {
+        fs: None,
+        bash: Some(BashConfig {
+            cwd: root.to_owned(),
+            allow: true,
+        }),
+    });
+    let result = workspace
+        .call("bash", json!({ "command": NESTED_SLEEPER }))
+        .await;
+    assert_eq!(failure(&result), "tool \"bash\" timed out after 1000 ms");
+    assert_eq!(result.code(), Some(HarnessCode::ToolTimeout));
+    assert_dies(pid_in(&workspace, "child.pid").await).await;
+}
+
+#[tokio::test]
+async fn background_jobs_do_not_outlive_a_finished_command() {
+    let workspace = Workspace::new();
+    let result = workspace
+        .call(
+            "bash",
+            json!({ "command": "sleep 1000 & echo $! > child.pid; echo started" }),
+        )
+        .await;
+    assert_eq!(
+        value(&result),
+        json!({ "stdout": "started\n", "stderr": "", "exitCode": 0, "truncated": false })
+    );
+    assert_dies(pid_in(&workspace, "child.pid").await).await;
+}
+
+#[tokio::test]
+async fn refuses_out_of_range_timeouts_and_stays_off_when_not_allowed() {
+    let workspace = Workspace::new();
+    for timeout in [0, -5, 600_001] {
+        let result = workspace
+            .call("bash", json!({ "command": "true", "timeout": timeout }))
+            .await;
+        assert_eq!(failure(&result), "timeout must be between 1 and 600000 ms");
+    }
+    let denied = Workspace::configured(HostConfig::default(), |root| BuiltinsConfig {
+        fs: None,
+        bash: Some(BashConfig {
+            cwd: root.to_owned(),
+            allow: false,
+        }),
+    });
+    let result = denied.call("bash", json!({ "command": "true" })).await;
+    assert_eq!(failure(&result), "unknown tool \"bash\"");
+}

@@ -1,0 +1,4 @@
+//! Integration tests of `builtins`.
+
+mod bash;
+mod fs;

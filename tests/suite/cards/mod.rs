@@ -1,0 +1,3 @@
+//! Integration tests of `cards`.
+
+mod builtins;

@@ -1,0 +1,280 @@
+//! The binary's local commands: `dsh-tools run FILE.ts` (one Code Mode program, its output
+//! and each dispatch with timings) and `dsh-tools sdk` (the generated SDK).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support::code as code_support;
+
+use code_support::{Framing, Host, sdk_of};
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// A scratch directory of one test, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(test: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("dsh-tools-cli-{}-{test}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn file(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn dsh_tools(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
+        .args(args)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("run dsh-tools")
+}
+
+/// Splits `run`'s stdout into the dispatch lines before the header, the header's status,
+/// and the content after it; checks that the header reads `── run_code <status> in <ms> ms`.
+fn run_output(output: &Output) -> (Vec<String>, String, String) {
+    let stdout = String::from_utf8(output.stdout.clone()).unwrap();
+    let (before, rest) = stdout
+        .split_once("── run_code ")
+        .unwrap_or_else(|| panic!("no header in {stdout:?}"));
+    let (header, content) = rest.split_once('\n').unwrap();
+    let (status, duration) = header.split_once(" in ").unwrap();
+    let ms = duration.strip_suffix(" ms").unwrap();
+    assert!(ms.parse::<f64>().unwrap() >= 0.0, "{header}");
+    let dispatches = before.lines().map(timing_masked).collect();
+    (dispatches, status.to_string(), content.to_string())
+}
+
+/// A dispatch line with its `(<ms> ms)` replaced by `(… ms)`.
+fn timing_masked(line: &str) -> String {
+    let (head, timing) = line.rsplit_once(" (").unwrap();
+    let ms = timing.strip_suffix(" ms)").unwrap();
+    assert!(ms.parse::<f64>().unwrap() >= 0.0, "{line}");
+    format!("{head} (… ms)")
+}
+
+#[test]
+fn run_prints_the_model_facing_content_and_exits_by_outcome() {
+    let scratch = Scratch::new("run");
+    let cases = [
+        (
+            "ok.ts",
+            "interface Row { id: number }\nconst rows: Row[] = [{ id: 1 }, { id: 2 }];\nconsole.log('rows', rows.length);\nreturn rows.map((r) => r.id);",
+            0,
+            "completed",
+            "rows 2\n[\n  1,\n  2\n]\n",
+        ),
+        (
+            "empty.ts",
+            "",
+            0,
+            "completed",
+            "(run_code completed with no output)\n",
+        ),
+        (
+            "throws.ts",
+            "console.log('before');\nthrow new Error('boom');",
+            1,
+            "failed",
+            "Error: code run failed (exception): Error: boom at program.ts:2:7\nCaptured output:\nbefore\n",
+        ),
+        (
+            "ok.py",
+            "rows = [{'id': 1}, {'id': 2}]\nprint('rows', len(rows))\nreturn [r['id'] for r in rows]",
+            0,
+            "completed",
+            "rows 2\n[\n  1,\n  2\n]\n",
+        ),
+        (
+            "throws.py",
+            "print('before')\nraise RuntimeError('boom')",
+            1,
+            "failed",
+            "Error: code run failed (exception): RuntimeError: boom at program.py:2\nCaptured output:\nbefore\n",
+        ),
+        (
+            "enum.ts",
+            "enum E { A }",
+            1,
+            "failed",
+            "Error: code run failed (exception): SyntaxError: `enum` is not erasable TypeScript: use an object literal with `as const` (or a union of literal types) instead at program.ts:1:1\n",
+        ),
+    ];
+    for (name, program, code, status, content) in cases {
+        let path = scratch.file(name, program);
+        let output = dsh_tools(&["run", path.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(code), "{name}: {output:?}");
+        assert_eq!(
+            run_output(&output),
+            (vec![], status.to_string(), content.to_string()),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn run_shows_each_dispatch_with_its_timing() {
+    let scratch = Scratch::new("dispatch");
+    // No tool source is configured, so every binding is an unknown tool.
+    let path = scratch.file(
+        "calls.ts",
+        "for (const name of ['first', 'second']) {\n  try { await tools[name]({ n: name.length }); } catch (e) { console.log(e.toolName + ': ' + e.message); }\n}",
+    );
+    let output = dsh_tools(&["run", path.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(
+        run_output(&output),
+        (
+            vec![
+                "✗ cli:code:1 first {\"n\":5} (… ms)".to_string(),
+                "✗ cli:code:2 second {\"n\":6} (… ms)".to_string(),
+            ],
+            "completed".to_string(),
+            "first: unknown tool \"first\"\nsecond: unknown tool \"second\"\n".to_string()
+        )
+    );
+}
+
+#[test]
+fn run_applies_the_config_file_budgets_whatever_the_presentation() {
+    let scratch = Scratch::new("config");
+    let config = scratch.file(
+        "config.toml",
+        "[tools]\nmode = \"native\"\n\n[codeRuntime]\ncomputeMs = 150\nmaxOutputBytes = 100\n",
+    );
+    let spin = scratch.file("spin.ts", "console.log('spinning');\nwhile (true) {}");
+    let output = dsh_tools(&[
+        "--config",
+        config.to_str().unwrap(),
+        "run",
+        spin.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert_eq!(
+        run_output(&output),
+        (
+            vec![],
+            "failed".to_string(),
+            "Error: code run failed (timeout): compute budget of 150 ms exhausted\nCaptured output:\nspinning\n".to_string()
+        )
+    );
+    let flood = scratch.file("flood.ts", "return 'z'.repeat(500);");
+    let output = dsh_tools(&[
+        "--config",
+        config.to_str().unwrap(),
+        "run",
+        flood.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        run_output(&output).2,
+        "Error: code run failed (output-limit): outer output exceeded 100 bytes\n"
+    );
+}
+
+#[test]
+fn run_reports_unreadable_programs_and_invalid_config_on_stderr() {
+    let scratch = Scratch::new("errors");
+    let missing = scratch.0.join("missing.ts");
+    let output = dsh_tools(&["run", missing.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains(&format!("cannot read the program {}", missing.display())),
+        "{stderr}"
+    );
+
+    let config = scratch.file("bad.json", "{ \"codeRuntime\": { \"computeMs\": 0 } }");
+    let program = scratch.file("p.ts", "return 1;");
+    let output = dsh_tools(&[
+        "--config",
+        config.to_str().unwrap(),
+        "run",
+        program.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("config.codeRuntime.computeMs: must be positive"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn sdk_prints_what_the_prompt_shows_for_the_same_tools() {
+    let output = dsh_tools(&["sdk"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let printed = String::from_utf8(output.stdout).unwrap();
+    let mut host = Host::initialized(
+        Framing::Ndjson,
+        json!({}),
+        json!({ "tools": { "mode": "code" } }),
+    );
+    let prompt = host.request("tools/prompt", json!({}));
+    let sdk = sdk_of(&prompt);
+    assert_eq!(printed, sdk + "\n");
+    assert!(
+        printed.starts_with("## Writing code for run_code\n"),
+        "{printed}"
+    );
+    assert!(printed.contains("declare const tools"), "{printed}");
+    assert_eq!(host.finish(), 0);
+    // Deterministic: byte-identical on every call.
+    assert_eq!(
+        String::from_utf8(dsh_tools(&["sdk"]).stdout).unwrap(),
+        printed
+    );
+}
+
+#[test]
+fn sdk_lang_py_prints_what_a_python_prompt_shows() {
+    let output = dsh_tools(&["sdk", "--lang", "py"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let printed = String::from_utf8(output.stdout).unwrap();
+    let mut host = Host::initialized(
+        Framing::Ndjson,
+        json!({}),
+        json!({ "tools": { "mode": "code" }, "codeRuntime": { "language": "python" } }),
+    );
+    let prompt = host.request("tools/prompt", json!({}));
+    let sdk = sdk_of(&prompt);
+    assert_eq!(printed, sdk + "\n");
+    assert!(printed.contains("```py\n"), "{printed}");
+    assert_eq!(host.finish(), 0);
+    let refused = dsh_tools(&["sdk", "--lang", "rb"]);
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--lang: expected ts or py"),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn run_into_a_closed_pipe_exits_quietly_as_sigpipe_would() {
+    let scratch = Scratch::new("closed-pipe");
+    let program = scratch.file("p.ts", "console.log('x'.repeat(100)); return 1;");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
+        .args(["run", program.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader goes away before the host has written anything.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(141), "{stderr}");
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+}

@@ -1,0 +1,5 @@
+//! Integration tests of `code_mode`.
+
+mod bridge;
+mod golden;
+mod hostile;

@@ -1,0 +1,3 @@
+//! Integration tests of `codegen`.
+
+mod sdk_golden;

@@ -1,0 +1,4 @@
+//! Integration tests of `frontends::mcp`.
+
+mod policy;
+mod serve;

@@ -1,0 +1,4 @@
+//! Integration tests of `frontends`.
+
+mod mcp;
+mod rpc;

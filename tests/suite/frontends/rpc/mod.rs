@@ -1,0 +1,15 @@
+//! Integration tests of `frontends::rpc`.
+
+mod agent_errors;
+mod agents_matrix;
+mod basics;
+mod execution;
+mod hooks;
+mod lifecycle;
+mod policy;
+mod presentation;
+mod prompt_golden;
+mod random_input;
+mod registry;
+mod transcripts;
+mod transport;

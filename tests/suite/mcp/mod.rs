@@ -1,0 +1,5 @@
+//! Integration tests of `mcp`.
+
+mod fixture;
+mod ingest;
+mod lifecycle;

@@ -1,0 +1,17 @@
+//! Every integration suite, in folders that mirror `src/`.
+
+mod builtins;
+mod cards;
+mod cli;
+mod code_mode;
+mod codegen;
+mod frontends;
+mod mcp;
+mod pipeline;
+mod policy;
+mod prompt;
+mod protocol;
+mod quickstart;
+mod registry;
+mod runtime;
+mod tidy;

@@ -1,0 +1,8 @@
+//! Integration tests of `pipeline`.
+
+mod arguments;
+mod cancellation;
+mod dispatch;
+mod policy;
+mod post_execute;
+mod scheduling;

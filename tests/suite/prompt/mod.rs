@@ -1,0 +1,3 @@
+//! Integration tests of `prompt`.
+
+mod assembly;

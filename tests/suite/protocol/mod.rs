@@ -1,0 +1,3 @@
+//! Integration tests of `protocol`.
+
+mod generated;

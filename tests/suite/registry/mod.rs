@@ -1,0 +1,5 @@
+//! Integration tests of `registry`.
+
+mod layers;
+mod presentation;
+mod restrictions;

@@ -1,0 +1,4 @@
+//! Integration tests of `runtime`.
+
+mod depth;
+mod python;

@@ -1,0 +1,4 @@
+//! Integration tests of `runtime::python`.
+
+mod hostile;
+mod languages;
