@@ -1,5 +1,7 @@
-//! SIGTERM and SIGINT as an orderly shutdown: a token that fires on either, and a stdin
-//! wrapper that reads as EOF from then on (so `serve` shuts down exactly as on EOF).
+//! SIGTERM, SIGINT, SIGHUP (a closed terminal or editor), SIGQUIT and SIGUSR1 as an orderly
+//! shutdown: a token that fires on any of them, and a stdin wrapper that reads as EOF from
+//! then on (so `serve` shuts down exactly as on EOF, killing what it started instead of
+//! dying by the signal's default action and orphaning it).
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -7,27 +9,33 @@ use tokio::io::{AsyncRead, ReadBuf};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
-/// A token cancelled on the first SIGTERM or SIGINT (call inside the runtime).
+/// The signals that end the host in order.
+const TERMINATING: [SignalKind; 5] = [
+    SignalKind::terminate(),
+    SignalKind::interrupt(),
+    SignalKind::hangup(),
+    SignalKind::quit(),
+    SignalKind::user_defined1(),
+];
+
+/// A token cancelled on the first terminating signal (call inside the runtime).
 pub fn on_terminate() -> CancellationToken {
     let token = CancellationToken::new();
-    let fire = token.clone();
-    let (term, int) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    );
-    match (term, int) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::spawn(async move {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = int.recv() => {}
-                }
-                tracing::info!("termination signal: shutting down");
-                fire.cancel();
-            });
-        }
-        (Err(e), _) | (_, Err(e)) => {
-            tracing::warn!("cannot watch termination signals: {e}");
+    for kind in TERMINATING {
+        match signal(kind) {
+            Ok(mut received) => {
+                let fire = token.clone();
+                tokio::spawn(async move {
+                    tokio::select! {
+                        _ = received.recv() => {
+                            tracing::info!("termination signal {}: shutting down", kind.as_raw_value());
+                            fire.cancel();
+                        }
+                        () = fire.cancelled() => {}
+                    }
+                });
+            }
+            Err(e) => tracing::warn!("cannot watch signal {}: {e}", kind.as_raw_value()),
         }
     }
     token

@@ -3,12 +3,12 @@
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use deno_core::v8;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::contract::{RunLimits, RunOutcome};
+use super::output::{Admission, OutputBudget};
 
 /// Why a run was ended from outside its program; the first one recorded wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,27 +29,37 @@ struct BusyMeter {
     busy_since: Option<Instant>,
 }
 
+/// What stopping a run does to its engine (the first stop only).
+pub(crate) type OnStop = Box<dyn FnOnce() + Send>;
+
 pub(crate) struct RunControl {
-    isolate: v8::IsolateHandle,
+    on_stop: Mutex<Option<OnStop>>,
     reason: OnceLock<StopReason>,
     woken: Notify,
     meter: Mutex<BusyMeter>,
+    /// The run's output so far, here rather than on the engine's thread so that the caller
+    /// can answer a stopped run with it without waiting for the engine.
+    output: Mutex<OutputBudget>,
 }
 
 impl RunControl {
-    pub(crate) fn new(isolate: v8::IsolateHandle) -> Self {
+    pub(crate) fn new(on_stop: OnStop, max_output_bytes: u64) -> Self {
         Self {
-            isolate,
+            on_stop: Mutex::new(Some(on_stop)),
+            output: Mutex::new(OutputBudget::new(max_output_bytes)),
             reason: OnceLock::new(),
             woken: Notify::new(),
             meter: Mutex::new(BusyMeter::default()),
         }
     }
 
-    /// Ends the run: terminates running JS and wakes an isolate that is waiting on the host.
+    /// Ends the run: stops the engine (for JavaScript: terminates it until it has left)
+    /// and wakes an engine that is waiting on the host.
     pub(crate) fn stop(&self, reason: StopReason) {
         if self.reason.set(reason).is_ok() {
-            self.isolate.terminate_execution();
+            if let Some(on_stop) = self.on_stop.lock().take() {
+                on_stop();
+            }
             self.woken.notify_one();
         }
     }
@@ -57,6 +67,16 @@ impl RunControl {
     /// Records that the program settled and returns what actually ended the run.
     pub(crate) fn finish(&self) -> StopReason {
         *self.reason.get_or_init(|| StopReason::Finished)
+    }
+
+    /// Offers one line of program output to the budget.
+    pub(crate) fn push_output(&self, text: &str) -> Admission {
+        self.output.lock().push(text)
+    }
+
+    /// The output so far; later lines meet an empty budget.
+    pub(crate) fn take_output(&self) -> OutputBudget {
+        std::mem::replace(&mut *self.output.lock(), OutputBudget::new(0))
     }
 
     pub(crate) fn is_stopped(&self) -> bool {
@@ -96,9 +116,9 @@ impl RunControl {
     }
 }
 
-/// How long a stuck isolate thread may take to answer after being stopped before the caller
-/// is answered without it.
-const STOP_GRACE: Duration = Duration::from_secs(2);
+/// How long a stopped engine may take to answer before the caller is answered without it
+/// (with the output so far): a stopped run's answer never waits on its engine leaving.
+const STOP_GRACE: Duration = Duration::from_millis(100);
 /// Shortest pause between compute checks, so a nearly spent budget is not polled in a spin.
 const MIN_CHECK_INTERVAL: Duration = Duration::from_millis(10);
 

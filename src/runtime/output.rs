@@ -52,6 +52,14 @@ impl OutputBudget {
         self.logs_bytes.saturating_add(payload_bytes) <= self.cap
     }
 
+    /// Bytes of output the run may still produce.
+    pub(crate) fn remaining(&self) -> u64 {
+        if self.exhausted {
+            return 0;
+        }
+        self.cap.saturating_sub(self.logs_bytes)
+    }
+
     pub(crate) fn cap(&self) -> u64 {
         self.cap
     }

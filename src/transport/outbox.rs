@@ -8,12 +8,20 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Notify, mpsc};
+use tokio_util::sync::CancellationToken;
 
 /// Write side of a connection. Cheap to clone.
 #[derive(Clone)]
 pub struct Outbox {
-    sender: mpsc::UnboundedSender<Vec<u8>>,
+    sender: mpsc::UnboundedSender<Queued>,
     shared: Arc<Shared>,
+}
+
+/// One entry of the writer's queue.
+enum Queued {
+    Message(Vec<u8>),
+    /// Everything before this is written; the writer ends.
+    Close,
 }
 
 /// A notification's envelope, fields in wire order.
@@ -28,6 +36,8 @@ struct Shared {
     framing: Mutex<Framing>,
     queued_bytes: AtomicUsize,
     drained: Notify,
+    /// Cancelled when a write failed: the client is gone (EPIPE is a disconnect).
+    disconnected: CancellationToken,
 }
 
 impl Outbox {
@@ -36,7 +46,18 @@ impl Outbox {
         self.shared
             .queued_bytes
             .fetch_add(payload.len(), Ordering::Relaxed);
-        self.sender.send(payload).is_ok()
+        self.sender.send(Queued::Message(payload)).is_ok()
+    }
+
+    /// Ends the writer once what is queued so far is written, whoever still holds a clone
+    /// (a runaway program's bridge may never let go of its own): later sends are dropped.
+    pub fn close(&self) {
+        let _ = self.sender.send(Queued::Close);
+    }
+
+    /// Resolves once a write to the client failed: it closed its end.
+    pub async fn disconnected(&self) {
+        self.shared.disconnected.cancelled().await;
     }
 
     /// Serializes and queues a notification. Returns `false` once the writer is gone, or
@@ -79,8 +100,8 @@ impl Outbox {
     }
 }
 
-/// Starts the writer task; it ends when every [`Outbox`] clone is dropped and the queue is
-/// written, or when the output fails (the client went away).
+/// Starts the writer task; it ends on [`Outbox::close`] or when every clone is dropped, once
+/// the queue is written, or when the output fails (the client went away).
 pub fn spawn_writer<W>(output: W, framing: Framing) -> (Outbox, tokio::task::JoinHandle<()>)
 where
     W: AsyncWrite + Unpin + Send + 'static,
@@ -90,6 +111,7 @@ where
         framing: Mutex::new(framing),
         queued_bytes: AtomicUsize::new(0),
         drained: Notify::new(),
+        disconnected: CancellationToken::new(),
     });
     let task = tokio::spawn(write_loop(receiver, output, shared.clone()));
     (Outbox { sender, shared }, task)
@@ -97,29 +119,40 @@ where
 
 /// Coalesces whatever is queued into one write, so a busy connection makes few syscalls.
 async fn write_loop<W: AsyncWrite + Unpin>(
-    mut receiver: mpsc::UnboundedReceiver<Vec<u8>>,
+    mut receiver: mpsc::UnboundedReceiver<Queued>,
     mut output: W,
     shared: Arc<Shared>,
 ) {
     const COALESCE_LIMIT: usize = 1 << 20;
     let mut buffer = Vec::with_capacity(64 * 1024);
-    while let Some(first) = receiver.recv().await {
+    let mut closing = false;
+    while !closing && let Some(first) = receiver.recv().await {
+        let Queued::Message(first) = first else { break };
         buffer.clear();
         let framing = *shared.framing.lock();
         let mut written = first.len();
         encode_frame(framing, &first, &mut buffer);
         while buffer.len() < COALESCE_LIMIT {
-            let Ok(next) = receiver.try_recv() else { break };
-            written += next.len();
-            encode_frame(framing, &next, &mut buffer);
+            match receiver.try_recv() {
+                Ok(Queued::Message(next)) => {
+                    written += next.len();
+                    encode_frame(framing, &next, &mut buffer);
+                }
+                Ok(Queued::Close) => {
+                    closing = true;
+                    break;
+                }
+                Err(_) => break,
+            }
         }
         let failed = output.write_all(&buffer).await.is_err() || output.flush().await.is_err();
         shared.queued_bytes.fetch_sub(written, Ordering::Relaxed);
         shared.drained.notify_waiters();
         if failed {
-            tracing::warn!("stdout closed; dropping further output");
+            tracing::warn!("stdout closed: the client is gone");
             receiver.close();
             shared.queued_bytes.store(0, Ordering::Relaxed);
+            shared.disconnected.cancel();
             return;
         }
     }

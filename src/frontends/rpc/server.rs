@@ -59,7 +59,12 @@ where
         // `initialize.config` may change the limits; it is answered before the next read.
         let max_bytes = max_message_bytes(&session.config.lock().transport);
         reader.set_max_message_bytes(max_bytes);
-        match reader.next().await {
+        let event = tokio::select! {
+            event = reader.next() => event,
+            // A failed write means the client closed its end: as good as EOF.
+            () = outbox.disconnected() => ReadEvent::Eof,
+        };
+        match event {
             ReadEvent::Message(bytes) => {
                 if !framing_known && let Some(framing) = reader.framing() {
                     framing_known = true;
@@ -91,7 +96,7 @@ where
     session.mcp.shutdown().await;
     drop(connection);
     drop(session);
-    drop(outbox);
+    outbox.close();
     let _ = writer.await;
     exit_code
 }

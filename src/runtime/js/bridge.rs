@@ -30,7 +30,6 @@ pub(crate) type Completion = (u32, String);
 pub(crate) struct RunScope {
     host: Arc<dyn BindingHost>,
     control: Arc<RunControl>,
-    output: RefCell<OutputBudget>,
     /// Deepest JSON nesting a binding call's arguments may have.
     max_depth: usize,
     tasks: RefCell<FuturesUnordered<LocalBoxFuture<'static, Option<Completion>>>>,
@@ -44,13 +43,11 @@ impl RunScope {
     pub(crate) fn new(
         host: Arc<dyn BindingHost>,
         control: Arc<RunControl>,
-        max_output_bytes: u64,
         max_depth: usize,
     ) -> Self {
         Self {
             host,
             control,
-            output: RefCell::new(OutputBudget::new(max_output_bytes)),
             max_depth,
             tasks: RefCell::new(FuturesUnordered::new()),
             timers: RefCell::new(HashMap::new()),
@@ -99,7 +96,7 @@ impl RunScope {
         let tasks = std::mem::take(&mut *self.tasks.borrow_mut());
         drop(tasks);
         self.timers.borrow_mut().clear();
-        self.output.replace(OutputBudget::new(0))
+        self.control.take_output()
     }
 }
 
@@ -240,7 +237,7 @@ fn op_dsh_log(state: &mut OpState, #[smi] stream: u32, #[string] text: &str) {
         3 => LogStream::Error,
         _ => LogStream::Debug,
     };
-    let admission = scope.output.borrow_mut().push(text);
+    let admission = scope.control.push_output(text);
     match admission {
         Admission::Accepted => {
             // A panic must not unwind into the engine's C frames; the line is kept regardless.

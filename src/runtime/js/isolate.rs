@@ -101,12 +101,7 @@ impl FreshIsolate {
             control,
             max_heap_mb,
         } = job;
-        let scope = Rc::new(RunScope::new(
-            host,
-            control.clone(),
-            limits.max_output_bytes,
-            limits.max_depth,
-        ));
+        let scope = Rc::new(RunScope::new(host, control.clone(), limits.max_depth));
         self.runtime.op_state().borrow_mut().put(scope.clone());
         let verdict = if control.is_stopped() {
             Verdict::Stopped

@@ -17,10 +17,12 @@
 mod bridge;
 mod guarded;
 mod isolate;
+mod parking;
 mod pool;
 mod slot;
 mod snapshot;
 pub mod strip;
+mod terminator;
 mod verdict;
 
 pub use pool::IsolatePool;

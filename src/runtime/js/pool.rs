@@ -14,11 +14,11 @@ use super::isolate::Job;
 use super::slot::{self, Assignment, SlotShared, Ticket};
 use super::snapshot;
 use super::strip;
+use super::terminator::keep_terminating;
 use crate::runtime::contract::{
     FailureKind, PoolConfig, RunFailure, RunOutcome, RunRequest, RuntimeError,
 };
 use crate::runtime::control::{RunControl, StopReason, Watch};
-use crate::runtime::output::OutputBudget;
 use crate::runtime::verdict;
 
 /// A pool of fresh isolates; cheap to clone, and every clone drives the same threads.
@@ -122,11 +122,18 @@ impl IsolatePool {
             () = abort.cancelled() => return early(FailureKind::Abort, "run aborted".to_owned()),
             ticket = async { self.inner.tickets.lock().await.recv().await } => ticket,
         };
-        let Some(Ticket { isolate, assign }) = ticket else {
+        let Some(Ticket {
+            isolate,
+            assign,
+            left,
+            abandon,
+        }) = ticket
+        else {
             return early(FailureKind::WorkerExit, SHUT_DOWN.to_owned());
         };
         self.inner.ready_count.fetch_sub(1, Ordering::Relaxed);
-        let control = Arc::new(RunControl::new(isolate));
+        let on_stop = Box::new(move || keep_terminating(isolate, left, move || abandon.now()));
+        let control = Arc::new(RunControl::new(on_stop, limits.max_output_bytes));
         let (reply, mut answer) = oneshot::channel();
         let job = Job {
             code,
@@ -155,12 +162,9 @@ impl IsolatePool {
         match answered {
             Some(outcome) => outcome,
             None => match reason {
-                Some(reason) if reason != StopReason::Finished => verdict::conclude(
-                    verdict::stopped,
-                    reason,
-                    OutputBudget::new(limits.max_output_bytes),
-                    limits,
-                ),
+                Some(reason) if reason != StopReason::Finished => {
+                    verdict::conclude(verdict::stopped, reason, control.take_output(), limits)
+                }
                 _ => early(
                     FailureKind::WorkerExit,
                     "the isolate thread exited during the run".to_owned(),

@@ -4,8 +4,11 @@
 //! few hundred isolates were created and dropped on the same thread (measured: the 277th
 //! `JsRuntime` on one thread fails to bootstrap, and runs before that can crash). A thread
 //! costs well under a millisecond, paid while refilling, never on the request path; it also
-//! contains a panicking isolate, which the supervisor simply replaces.
+//! contains a panicking isolate, which the supervisor simply replaces, and an isolate that
+//! does not stop within a bound after its run was stopped, which the supervisor gives up
+//! (see `terminator`): neither a slot nor the host's exit ever waits on a runaway program.
 
+use std::os::unix::thread::JoinHandleExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
@@ -16,6 +19,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::isolate::{FreshIsolate, Job};
+use super::parking;
+use super::terminator::LeftEngine;
 use crate::runtime::contract::RunOutcome;
 
 /// JavaScript gets 1 MiB of stack from the engine; the rest is for the Rust and C frames below it.
@@ -27,6 +32,40 @@ const RETRY_PAUSE: Duration = Duration::from_millis(100);
 pub(crate) struct Ticket {
     pub(crate) isolate: v8::IsolateHandle,
     pub(crate) assign: oneshot::Sender<Assignment>,
+    /// Set once the run's JavaScript is over.
+    pub(crate) left: LeftEngine,
+    /// Tells the slot to give this isolate's thread up.
+    pub(crate) abandon: Abandon,
+}
+
+/// What an isolate thread tells its supervisor.
+enum SlotEvent {
+    /// The thread is ending.
+    Ended(Lifetime),
+    /// The thread's run was stopped and it has not left JavaScript since: replace it.
+    Stuck,
+}
+
+/// Asks the slot to replace a stuck isolate thread.
+#[derive(Clone)]
+pub(crate) struct Abandon(std::sync::mpsc::Sender<SlotEvent>);
+
+impl Abandon {
+    pub(crate) fn now(&self) {
+        let _ = self.0.send(SlotEvent::Stuck);
+    }
+}
+
+/// Sends `Ended` when the thread ends, by returning or by unwinding.
+struct EndReport {
+    events: std::sync::mpsc::Sender<SlotEvent>,
+    lifetime: Lifetime,
+}
+
+impl Drop for EndReport {
+    fn drop(&mut self) {
+        let _ = self.events.send(SlotEvent::Ended(self.lifetime));
+    }
 }
 
 /// A job handed to a ready isolate, with where its outcome goes.
@@ -49,6 +88,7 @@ pub(crate) struct SlotShared {
 type Started = std::sync::mpsc::Sender<Result<(), String>>;
 
 /// How one isolate's thread ended.
+#[derive(Clone, Copy)]
 enum Lifetime {
     /// It ran a job (or could not be built): the slot builds the next one.
     Over,
@@ -73,12 +113,39 @@ fn supervise(index: usize, shared: &SlotShared, started: Started) {
         let first = started.take();
         let reported = first.is_none();
         let isolate_shared = shared.clone();
+        let (events, reports) = std::sync::mpsc::channel();
+        // One isolate, one job: one flag for the thread's whole life.
+        let left = LeftEngine::default();
+        let thread_left = left.clone();
         let spawned = std::thread::Builder::new()
             .name(format!("dsh-isolate-{index}"))
             .stack_size(ISOLATE_STACK_BYTES)
-            .spawn(move || live_once(&isolate_shared, first));
+            .spawn(move || {
+                // A panic leaves `Over`: the supervisor builds the next isolate.
+                let mut report = EndReport {
+                    events: events.clone(),
+                    lifetime: Lifetime::Over,
+                };
+                report.lifetime = live_once(&isolate_shared, first, &Abandon(events), &thread_left);
+            });
         let lifetime = match spawned {
-            Ok(thread) => thread.join(),
+            Ok(thread) => match reports.recv() {
+                Ok(SlotEvent::Ended(lifetime)) => {
+                    // The thread is past its last use of the engine; joining is immediate.
+                    let _ = thread.join();
+                    lifetime
+                }
+                Ok(SlotEvent::Stuck) | Err(_) => {
+                    let parked = parking::park(thread.as_pthread_t(), left.flag());
+                    tracing::warn!(
+                        parked,
+                        "an isolate did not stop within {:?} of its run's end; replacing it",
+                        super::terminator::ABANDON_AFTER
+                    );
+                    drop(thread);
+                    Lifetime::Over
+                }
+            },
             Err(error) => {
                 tracing::error!(%error, "could not start an isolate thread");
                 if !reported {
@@ -89,16 +156,19 @@ fn supervise(index: usize, shared: &SlotShared, started: Started) {
                 continue;
             }
         };
-        match lifetime {
-            Ok(Lifetime::Over) => {}
-            Ok(Lifetime::SlotDone) => return,
-            Err(_) => tracing::error!("an isolate thread panicked; starting a fresh one"),
+        if let Lifetime::SlotDone = lifetime {
+            return;
         }
     }
 }
 
 /// The whole life of one isolate: build it, offer it until a job takes it, run the job, exit.
-fn live_once(shared: &SlotShared, started: Option<Started>) -> Lifetime {
+fn live_once(
+    shared: &SlotShared,
+    started: Option<Started>,
+    abandon: &Abandon,
+    left: &LeftEngine,
+) -> Lifetime {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -122,6 +192,8 @@ fn live_once(shared: &SlotShared, started: Option<Started>) -> Lifetime {
             let ticket = Ticket {
                 isolate: isolate.handle(),
                 assign,
+                left: left.clone(),
+                abandon: abandon.clone(),
             };
             shared.ready_count.fetch_add(1, Ordering::Relaxed);
             if shared.ready.send(ticket).await.is_err() {
@@ -131,6 +203,7 @@ fn live_once(shared: &SlotShared, started: Option<Started>) -> Lifetime {
             match assigned.await {
                 Ok(Assignment { job, reply }) => {
                     let outcome = isolate.run(job).await;
+                    left.set();
                     let _ = reply.send(outcome);
                     // The isolate is dropped with this thread, after the caller has its answer.
                     return Lifetime::Over;

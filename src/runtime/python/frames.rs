@@ -1,6 +1,9 @@
 //! The private protocol with the interpreter: frames of a 4-byte big-endian length and
 //! UTF-8 JSON, read by a task of their own and parsed without recursion.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe;
@@ -8,8 +11,8 @@ use tokio::sync::mpsc;
 
 use crate::json;
 
-/// Largest frame the interpreter may send (the output cap ends floods long before).
-const MAX_FRAME_BYTES: u32 = 256 * 1024 * 1024;
+/// Bytes a frame may hold beyond the output it carries: its JSON envelope (type, id, name).
+const FRAME_ENVELOPE_BYTES: u64 = 64 * 1024;
 
 /// What the interpreter says.
 #[derive(Debug)]
@@ -30,6 +33,32 @@ pub(super) enum ChildFrame {
     Ready,
     /// The stream broke the protocol (`why`); the run ends as `worker-exit`.
     Garbled(String),
+    /// A frame declared more bytes than the run's output budget has left: it is never read,
+    /// and the run ends as `output-limit`.
+    Oversized,
+}
+
+/// The run's remaining output budget in bytes, as the run loop last saw it: no frame larger
+/// than it (plus an envelope) is ever buffered.
+#[derive(Clone)]
+pub(super) struct Room(Arc<AtomicU64>);
+
+impl Room {
+    pub(super) fn new(bytes: u64) -> Self {
+        Self(Arc::new(AtomicU64::new(bytes)))
+    }
+
+    pub(super) fn set(&self, bytes: u64) {
+        self.0.store(bytes, Ordering::Relaxed);
+    }
+
+    fn admits(&self, length: u32) -> bool {
+        u64::from(length)
+            <= self
+                .0
+                .load(Ordering::Relaxed)
+                .saturating_add(FRAME_ENVELOPE_BYTES)
+    }
 }
 
 /// Reads frames from `from_child` into a channel until EOF (the channel then closes).
@@ -38,16 +67,19 @@ pub(super) enum ChildFrame {
 pub(super) fn read_frames(
     mut from_child: pipe::Receiver,
     max_depth: usize,
+    room: Room,
 ) -> mpsc::Receiver<ChildFrame> {
     let (frames, receiver) = mpsc::channel(64);
     tokio::spawn(async move {
         loop {
-            let frame = match read_frame(&mut from_child).await {
+            let frame = match read_frame(&mut from_child, &room).await {
                 Ok(Some(body)) => parse(&body, max_depth.saturating_add(1)),
-                Ok(None) | Err(_) => return,
+                Ok(None) => return,
+                Err(FrameError::Oversized) => ChildFrame::Oversized,
+                Err(FrameError::Io) => return,
             };
-            let garbled = matches!(frame, ChildFrame::Garbled(_));
-            if frames.send(frame).await.is_err() || garbled {
+            let last = matches!(frame, ChildFrame::Garbled(_) | ChildFrame::Oversized);
+            if frames.send(frame).await.is_err() || last {
                 return;
             }
         }
@@ -58,22 +90,37 @@ pub(super) fn read_frames(
 /// Waits for the interpreter's `ready` frame; false if anything else comes (or nothing).
 pub(super) async fn await_ready(from_child: &mut pipe::Receiver) -> bool {
     matches!(
-        read_frame(from_child).await,
+        read_frame(from_child, &Room::new(0)).await,
         Ok(Some(body)) if matches!(parse(&body, 1), ChildFrame::Ready)
     )
 }
 
-async fn read_frame(from_child: &mut pipe::Receiver) -> std::io::Result<Option<Vec<u8>>> {
+/// Why no frame was read.
+enum FrameError {
+    Oversized,
+    /// The pipe broke: the interpreter is gone, which the run notices by the channel closing.
+    Io,
+}
+
+/// One length-prefixed frame, refused before any of its body is read when its declared
+/// length exceeds what `room` admits.
+async fn read_frame(
+    from_child: &mut pipe::Receiver,
+    room: &Room,
+) -> Result<Option<Vec<u8>>, FrameError> {
     let length = match from_child.read_u32().await {
         Ok(length) => length,
         Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(error) => return Err(error),
+        Err(_) => return Err(FrameError::Io),
     };
-    if length > MAX_FRAME_BYTES {
-        return Err(std::io::Error::other("frame too large"));
+    if !room.admits(length) {
+        return Err(FrameError::Oversized);
     }
     let mut body = vec![0; length as usize];
-    from_child.read_exact(&mut body).await?;
+    from_child
+        .read_exact(&mut body)
+        .await
+        .map_err(|_| FrameError::Io)?;
     Ok(Some(body))
 }
 

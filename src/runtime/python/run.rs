@@ -63,7 +63,8 @@ pub(super) async fn drive(
         }
     };
     let writer = frames::write_frames(to_child);
-    let mut reader = frames::read_frames(from_child, limits.max_depth);
+    let room = frames::Room::new(limits.max_output_bytes);
+    let mut reader = frames::read_frames(from_child, limits.max_depth, room.clone());
     let _ = writer.send(frames::start_frame(&code, cpu_seconds, limits.max_depth));
     let mut output = OutputBudget::new(limits.max_output_bytes);
     let mut calls = FuturesUnordered::new();
@@ -92,6 +93,7 @@ pub(super) async fn drive(
                     if output.push(&text) == Admission::Refused {
                         break End::Stopped(StopReason::OutputLimit);
                     }
+                    room.set(output.remaining());
                     host.log(stream_of(&stream), &text);
                 }
                 Some(ChildFrame::Call { id, name, args }) => {
@@ -101,6 +103,7 @@ pub(super) async fn drive(
                 Some(ChildFrame::Done { answer }) => break End::Answered(answer),
                 Some(ChildFrame::Ready) => {}
                 Some(ChildFrame::Garbled(why)) => break End::Vanished(Some(why)),
+                Some(ChildFrame::Oversized) => break End::Stopped(StopReason::OutputLimit),
                 None => break End::Vanished(None),
             },
             Some((id, result)) = calls.next(), if !calls.is_empty() => {

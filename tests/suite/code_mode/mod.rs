@@ -3,3 +3,4 @@
 mod bridge;
 mod golden;
 mod hostile;
+mod runaways;

@@ -32,6 +32,8 @@ enum Ending {
     Exit,
     /// SIGTERM.
     Sigterm,
+    /// A signal whose default action would kill the host (a closed terminal sends SIGHUP).
+    Signal(nix::sys::signal::Signal),
 }
 
 /// What is left of `children` once the host has exited. The host has SIGKILLed every
@@ -51,10 +53,12 @@ fn gone(children: &[(u32, String)]) -> Vec<(u32, String)> {
 }
 
 fn sigterm(host: &Binary) {
-    // SAFETY: signalling the child process this test spawned.
-    unsafe {
-        libc::kill(host.pid() as i32, libc::SIGTERM);
-    }
+    signal(host, nix::sys::signal::Signal::SIGTERM);
+}
+
+fn signal(host: &Binary, signal: nix::sys::signal::Signal) {
+    let pid = nix::unistd::Pid::from_raw(host.pid() as i32);
+    nix::sys::signal::kill(pid, signal).unwrap();
 }
 
 fn check_serve(ending: Ending) {
@@ -86,6 +90,7 @@ fn check_serve(ending: Ending) {
             host.send(&json!({ "jsonrpc": "2.0", "method": "exit" }));
         }
         Ending::Sigterm => sigterm(&host),
+        Ending::Signal(kind) => signal(&host, kind),
     }
     assert_eq!(host.wait(), Some(0), "{ending:?}");
     assert_eq!(gone(&children), [], "{ending:?}");
@@ -109,6 +114,14 @@ fn serve_leaves_no_child_after_shutdown_and_exit() {
 #[test]
 fn serve_leaves_no_child_after_sigterm() {
     check_serve(Ending::Sigterm);
+}
+
+#[test]
+fn serve_leaves_no_child_after_sighup_sigquit_or_sigusr1() {
+    use nix::sys::signal::Signal;
+    for kind in [Signal::SIGHUP, Signal::SIGQUIT, Signal::SIGUSR1] {
+        check_serve(Ending::Signal(kind));
+    }
 }
 
 /// `dsh-tools mcp`: the MCP client speaks first; the host has started its servers by then.
@@ -139,6 +152,7 @@ fn check_mcp(ending: Ending) {
     match ending {
         Ending::Eof | Ending::Exit | Ending::EofDuringCall => host.close_stdin(),
         Ending::Sigterm => sigterm(&host),
+        Ending::Signal(kind) => signal(&host, kind),
     }
     assert_eq!(host.wait(), Some(0), "{ending:?}");
     assert_eq!(gone(&children), [], "{ending:?}");

@@ -171,6 +171,49 @@ fn output_floods_end_as_output_limit_and_stop_streaming_at_the_cap() {
     }
 }
 
+/// The host's peak resident memory (VmHWM), in bytes.
+fn high_water_mark(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<u64>()
+        .unwrap()
+        * 1024
+}
+
+#[test]
+fn a_frame_larger_than_the_output_budget_is_refused_before_it_is_buffered() {
+    const CAP: u64 = 8 * 1024 * 1024;
+    let mut host = Host::code_mode(
+        Framing::Ndjson,
+        "code",
+        python(json!({ "codeRuntime": { "maxOutputBytes": CAP } })),
+    );
+    still_serving(&mut host);
+    let before = high_water_mark(host.pid());
+    // The program writes a 250 MB frame straight onto the protocol pipe (fd 4).
+    let result = host.run_code(
+        "giant-frame",
+        "import os, struct\nsize = 250_000_000\nos.write(4, struct.pack('>I', size))\n\
+         chunk = b' ' * (1 << 20)\nfor _ in range(size >> 20):\n    os.write(4, chunk)",
+    );
+    assert_eq!(
+        result,
+        failure(&format!(
+            "code run failed (output-limit): outer output exceeded {CAP} bytes"
+        ))
+    );
+    let grown = high_water_mark(host.pid()).saturating_sub(before);
+    assert!(
+        grown < 2 * CAP + 64 * 1024 * 1024,
+        "the peak grew by {grown} bytes"
+    );
+    still_serving(&mut host);
+    assert_eq!(host.finish(), 0);
+}
+
 #[test]
 fn writing_to_fds_1_and_2_directly_does_not_corrupt_the_protocol() {
     for framing in FRAMINGS {

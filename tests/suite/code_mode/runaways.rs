@@ -1,0 +1,152 @@
+//! Runaway programs whose time goes where the engine does not look for termination (the
+//! microtask drain, built-ins called in a loop): through the real binary, each ends as a
+//! timeout within its budget, nothing of it keeps a core busy afterwards, twenty in a row
+//! leave the pool at full size, and EOF still ends the host at once.
+
+use crate::support::code::hostile::{self, ComputeBudget, failure};
+use crate::support::code::{Framing, Host, any_spec};
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+const SERVING: &str = "console.log('fine'); return 'still serving';";
+
+/// The programs: a self-re-queueing promise chain (also followed by a throw, which settles
+/// the program while the chain goes on), an `await` loop with no binding call, and loops
+/// over built-ins that run long without a termination check.
+const RUNAWAYS: [&str; 5] = [
+    "const f = () => Promise.resolve().then(f); f();\nawait new Promise(() => {});",
+    "const f = () => Promise.resolve().then(f); f();\nthrow new Error('and then');",
+    "while (true) await null;",
+    "const big = Array.from({ length: 200000 }, (_, i) => ({ i, s: 'x'.repeat(20) }));\nwhile (true) JSON.stringify(big);",
+    "while (true) new Array(5e6).fill(0);",
+];
+
+#[test]
+fn each_runaway_ends_as_a_timeout_within_its_budget() {
+    hostile::runaway_compute_times_out(
+        &json!({ "codeRuntime": { "poolSize": 2 } }),
+        &ComputeBudget {
+            compute_ms: 300,
+            // Type stripping and handing the run to a warm isolate.
+            process_margin: Duration::from_millis(400),
+        },
+        &RUNAWAYS,
+        SERVING,
+    );
+}
+
+#[test]
+fn twenty_runaways_leave_no_busy_thread_a_full_pool_and_a_prompt_exit() {
+    let mut host = Host::code_mode(
+        Framing::Ndjson,
+        "code",
+        json!({ "codeRuntime": { "computeMs": 100, "poolSize": 2 } }),
+    );
+    let timeout = failure("code run failed (timeout): compute budget of 100 ms exhausted");
+    for round in 0..20 {
+        let program = RUNAWAYS[round % RUNAWAYS.len()];
+        assert_eq!(
+            host.run_code(&format!("runaway-{round}"), program),
+            timeout,
+            "{program}"
+        );
+    }
+    assert_quiet(host.pid());
+    assert_pool_serves_two_at_once(&mut host);
+    let eof = Instant::now();
+    assert_eq!(host.finish(), 0);
+    assert!(
+        eof.elapsed() < Duration::from_secs(2),
+        "EOF took {:?}",
+        eof.elapsed()
+    );
+}
+
+/// Both isolates of the pool take a run at the same time: each run blocks on a client tool
+/// until the other has dispatched too.
+fn assert_pool_serves_two_at_once(host: &mut Host) {
+    host.register(any_spec("gate", true));
+    for n in 0..2 {
+        host.send_run_code(
+            json!(format!("gated-{n}")),
+            &format!("gated-{n}"),
+            "return await tools.gate({});",
+        );
+    }
+    let mut gates = Vec::new();
+    while gates.len() < 2 {
+        let message = host.next_message();
+        if message["method"] == "client/executeTool" {
+            gates.push(message);
+        } else {
+            assert!(
+                message.get("id").is_none() || message.get("method").is_some(),
+                "{message}"
+            );
+        }
+    }
+    for gate in &gates {
+        host.answer(gate, json!({ "value": "open" }));
+    }
+    let mut answered = 0;
+    while answered < 2 {
+        let message = host.next_message();
+        if message.get("method").is_none() {
+            assert_eq!(
+                message["result"]["value"]["result"],
+                json!("open"),
+                "{message}"
+            );
+            answered += 1;
+        }
+    }
+}
+
+/// CPU ticks (utime + stime) of each of `pid`'s threads.
+fn thread_ticks(pid: u32) -> Vec<(String, u64)> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| {
+            let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+            let (name, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            let ticks =
+                fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+            Some((
+                format!("{}:{name}", task.file_name().to_string_lossy()),
+                ticks,
+            ))
+        })
+        .collect()
+}
+
+/// Within a bounded wait, a 500 ms stretch in which no thread of `pid` used more than 5% of
+/// a core: a runaway left spinning uses all of one.
+fn assert_quiet(pid: u32) {
+    const WINDOW: Duration = Duration::from_millis(500);
+    const MAX_TICKS: u64 = 3; // 30 ms at 100 ticks per second
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut busiest = Vec::new();
+    while Instant::now() < deadline {
+        let before = thread_ticks(pid);
+        std::thread::sleep(WINDOW);
+        let after = thread_ticks(pid);
+        busiest = after
+            .iter()
+            .filter_map(|(thread, ticks)| {
+                let start = before
+                    .iter()
+                    .find(|(t, _)| t == thread)
+                    .map_or(0, |(_, t)| *t);
+                (ticks - start > MAX_TICKS).then(|| format!("{thread} +{}", ticks - start))
+            })
+            .collect();
+        if busiest.is_empty() {
+            return;
+        }
+    }
+    panic!("threads still busy after the runs: {busiest:?}");
+}
