@@ -10,6 +10,11 @@ use std::path::Path;
 #[error("{0}")]
 pub struct ConfigError(pub String);
 
+/// The deepest `transport.maxNestingDepth` the host accepts: the depth that the wire tests
+/// (`tests/suite/frontends/rpc/deep.rs`) take through every recursive path on the stacks
+/// the host gives them (runtime workers, isolate threads), with a 2 MiB main thread.
+pub const MAX_NESTING_DEPTH: u32 = 50_000;
+
 /// Reads a JSON (`.json`) or TOML (anything else) file into a JSON value.
 pub fn read_file(path: &Path) -> Result<Value, ConfigError> {
     let text = std::fs::read_to_string(path)
@@ -83,7 +88,7 @@ fn naming(path: &serde_path_to_error::Path, message: &str) -> ConfigError {
 
 fn validate(config: &HostConfig) -> Result<(), ConfigError> {
     let runtime = &config.code_runtime;
-    let checks: [(bool, &str, &str); 11] = [
+    let checks: [(bool, &str, &str); 12] = [
         (
             config.pipeline.hook_timeout_ms > 0,
             "config.pipeline.hookTimeoutMs",
@@ -140,6 +145,11 @@ fn validate(config: &HostConfig) -> Result<(), ConfigError> {
             config.transport.max_nesting_depth >= 32,
             "config.transport.maxNestingDepth",
             "must be at least 32",
+        ),
+        (
+            config.transport.max_nesting_depth <= MAX_NESTING_DEPTH,
+            "config.transport.maxNestingDepth",
+            "must be at most 50000",
         ),
     ];
     match checks.iter().find(|(ok, _, _)| !ok) {

@@ -114,7 +114,7 @@ fn run() -> anyhow::Result<()> {
     let parsed = config::parse(base_config.clone())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .thread_stack_size(32 << 20)
+        .thread_stack_size(WORKER_STACK_BYTES)
         .build()
         .context("starting the async runtime")?;
     match cli.command.unwrap_or(Command::Serve {
@@ -129,10 +129,10 @@ fn run() -> anyhow::Result<()> {
                 base_config,
                 config: parsed,
             };
-            let code = runtime.block_on(async {
+            let code = on_worker(&runtime, async {
                 let stdin = cli::EofOnCancel::new(tokio::io::stdin(), cli::on_terminate());
                 serve(stdin, tokio::io::stdout(), options).await
-            });
+            })?;
             runtime.shutdown_background();
             std::process::exit(code);
         }
@@ -148,8 +148,9 @@ fn run() -> anyhow::Result<()> {
                 }
                 _ => {}
             }
-            let code = runtime
-                .block_on(async { cli::run_program(&file, &parsed, cli::on_terminate()).await })?;
+            let code = on_worker(&runtime, async move {
+                cli::run_program(&file, &parsed, cli::on_terminate()).await
+            })??;
             runtime.shutdown_background();
             std::process::exit(code);
         }
@@ -169,8 +170,10 @@ fn run() -> anyhow::Result<()> {
                 .map(|m| serde_json::from_value(serde_json::Value::String(m)))
                 .transpose()
                 .map_err(|e| anyhow::anyhow!("--mode: {e}"))?;
-            let served = runtime
-                .block_on(async { cli::serve_mcp(&parsed, mode, cli::on_terminate()).await });
+            let served = on_worker(&runtime, async move {
+                cli::serve_mcp(&parsed, mode, cli::on_terminate()).await
+            })
+            .and_then(|served| served);
             runtime.shutdown_background();
             served
         }
@@ -186,6 +189,22 @@ fn run() -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// Stack of every runtime thread: recursion over client JSON (serde's serializer, `Value`'s
+/// clone and drop) needs room in proportion to `transport.maxNestingDepth`, whose maximum
+/// the wire tests prove safe on these stacks.
+const WORKER_STACK_BYTES: usize = 128 << 20;
+
+/// Runs `work` as a task of `runtime`, on a worker's stack of [`WORKER_STACK_BYTES`] rather
+/// than the main thread's, whose size is whatever `ulimit -s` gave the process.
+fn on_worker<T: Send + 'static>(
+    runtime: &tokio::runtime::Runtime,
+    work: impl std::future::Future<Output = T> + Send + 'static,
+) -> anyhow::Result<T> {
+    runtime
+        .block_on(runtime.spawn(work))
+        .context("the host's main task failed")
 }
 
 fn init_logging(level: &str) {

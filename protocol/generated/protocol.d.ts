@@ -294,7 +294,7 @@ export type TransportConfig = {
  */
 maxMessageBytes: number, 
 /**
- * Deepest accepted JSON nesting.
+ * Deepest accepted JSON nesting (32 to 50000).
  */
 maxNestingDepth: number, };
 

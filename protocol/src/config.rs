@@ -304,7 +304,7 @@ pub struct BashConfig {
 pub struct TransportConfig {
     /// Largest accepted message (bytes); larger frames are refused with -32600.
     pub max_message_bytes: u64,
-    /// Deepest accepted JSON nesting.
+    /// Deepest accepted JSON nesting (32 to 50000).
     pub max_nesting_depth: u32,
 }
 

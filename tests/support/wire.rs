@@ -107,8 +107,26 @@ impl Host {
 
     /// Spawns `dsh-tools <args>`; the client speaks (and expects replies in) `speaks`.
     pub fn spawn_with(args: &[&str], speaks: Framing) -> Host {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
-            .args(args)
+        let mut command = Command::new(env!("CARGO_BIN_EXE_dsh-tools"));
+        command.args(args);
+        Host::spawn_command(command, speaks)
+    }
+
+    /// Spawns `dsh-tools serve --framing ndjson` with its main thread's stack limited to
+    /// `kib` KiB (`ulimit -s`), as a small default stack or a large environment leaves it.
+    pub fn serve_on_small_stack(kib: u32) -> Host {
+        let mut command = Command::new("sh");
+        command.args([
+            "-c",
+            &format!("ulimit -s {kib} && exec \"$0\" serve --framing ndjson"),
+            env!("CARGO_BIN_EXE_dsh-tools"),
+        ]);
+        Host::spawn_command(command, Framing::Ndjson)
+    }
+
+    /// Spawns `command` (the binary, perhaps behind a wrapper that `exec`s it).
+    pub fn spawn_command(mut command: Command, speaks: Framing) -> Host {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

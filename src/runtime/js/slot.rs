@@ -23,8 +23,10 @@ use super::parking;
 use super::terminator::LeftEngine;
 use crate::runtime::contract::RunOutcome;
 
-/// JavaScript gets 1 MiB of stack from the engine; the rest is for the Rust and C frames below it.
-pub(crate) const ISOLATE_STACK_BYTES: usize = 8 * 1024 * 1024;
+/// JavaScript gets 1 MiB of stack from the engine; the rest is for the Rust and C frames below
+/// it, among them sub-calls driven on this thread over arguments as deep as
+/// `transport.maxNestingDepth` allows (reserved, not committed, until touched).
+pub(crate) const ISOLATE_STACK_BYTES: usize = 128 * 1024 * 1024;
 /// Pause before retrying after an isolate could not be created, so a failure does not spin.
 const RETRY_PAUSE: Duration = Duration::from_millis(100);
 

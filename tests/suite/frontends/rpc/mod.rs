@@ -3,6 +3,7 @@
 mod agent_errors;
 mod agents_matrix;
 mod basics;
+mod deep;
 mod disconnect;
 mod execution;
 mod hooks;
