@@ -1,11 +1,14 @@
 //! The one writer task: every response, notification and host→client request leaves through
 //! it, framed like the input. Queued bytes are counted so the reader can apply backpressure
-//! when the client stops reading.
+//! when the client stops reading, and so observe-only notifications (results, dispatch
+//! events, program output) are dropped, counted and reported instead of piling up in memory
+//! behind a client that does not read.
 
 use super::framing::{Framing, encode_frame};
 use parking_lot::Mutex;
+use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -32,8 +35,31 @@ struct Notification<'a, P> {
     params: &'a P,
 }
 
+/// Queued bytes at which observe-only notifications stop being queued.
+pub const OBSERVED_HIGH_WATER: usize = 16 << 20;
+/// The notification that tells the client how many observe-only notifications, by method,
+/// were dropped since the last report (sent once the queue has room again).
+pub const DROPPED_METHOD: &str = "$/notificationsDropped";
+
+impl Shared {
+    /// The [`DROPPED_METHOD`] notification for the drops so far, if any, resetting them.
+    fn take_report(&self) -> Option<Vec<u8>> {
+        if !self.any_dropped.swap(false, Ordering::Relaxed) {
+            return None;
+        }
+        let dropped = std::mem::take(&mut *self.dropped.lock());
+        serde_json::to_vec(&serde_json::json!({
+            "jsonrpc": "2.0", "method": DROPPED_METHOD, "params": { "dropped": dropped }
+        }))
+        .ok()
+    }
+}
+
 struct Shared {
     framing: Mutex<Framing>,
+    /// Observe-only notifications dropped since the last report, by method.
+    dropped: Mutex<BTreeMap<String, u64>>,
+    any_dropped: AtomicBool,
     queued_bytes: AtomicUsize,
     drained: Notify,
     /// Cancelled when a write failed: the client is gone (EPIPE is a disconnect).
@@ -47,6 +73,26 @@ impl Outbox {
             .queued_bytes
             .fetch_add(payload.len(), Ordering::Relaxed);
         self.sender.send(Queued::Message(payload)).is_ok()
+    }
+
+    /// Queues an observe-only notification (nothing waits for it) unless the client is
+    /// [`OBSERVED_HIGH_WATER`] bytes behind: then it is dropped and counted, and the counts
+    /// reach the client as [`DROPPED_METHOD`] before the next one that is queued.
+    pub fn notify_observed(&self, method: &str, params: &impl serde::Serialize) -> bool {
+        if self.queued_bytes() >= OBSERVED_HIGH_WATER {
+            *self
+                .shared
+                .dropped
+                .lock()
+                .entry(method.to_owned())
+                .or_default() += 1;
+            self.shared.any_dropped.store(true, Ordering::Relaxed);
+            return false;
+        }
+        if let Some(report) = self.shared.take_report() {
+            self.send(report);
+        }
+        self.notify(method, params)
     }
 
     /// Ends the writer once what is queued so far is written, whoever still holds a clone
@@ -109,6 +155,8 @@ where
     let (sender, receiver) = mpsc::unbounded_channel();
     let shared = Arc::new(Shared {
         framing: Mutex::new(framing),
+        dropped: Mutex::new(BTreeMap::new()),
+        any_dropped: AtomicBool::new(false),
         queued_bytes: AtomicUsize::new(0),
         drained: Notify::new(),
         disconnected: CancellationToken::new(),
@@ -144,6 +192,12 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                 }
                 Err(_) => break,
             }
+        }
+        // Drops are reported when the queue has emptied, if no later notification did.
+        if receiver.is_empty()
+            && let Some(report) = shared.take_report()
+        {
+            encode_frame(framing, &report, &mut buffer);
         }
         let failed = output.write_all(&buffer).await.is_err() || output.flush().await.is_err();
         shared.queued_bytes.fetch_sub(written, Ordering::Relaxed);
@@ -195,5 +249,42 @@ mod tests {
         }
         let text = written(|outbox| assert!(!outbox.notify("x", &Failing))).await;
         assert_eq!(text, "");
+    }
+
+    #[tokio::test]
+    async fn observed_notifications_behind_a_stalled_client_are_dropped_counted_and_reported() {
+        let (output, mut input) = tokio::io::duplex(1024);
+        let (outbox, writer) = spawn_writer(output, Framing::Ndjson);
+        let line = "x".repeat(1 << 20);
+        // Responses always queue, past the high-water mark too.
+        for _ in 0..(OBSERVED_HIGH_WATER >> 20) + 1 {
+            assert!(outbox.send(format!("{{\"r\":\"{line}\"}}").into_bytes()));
+        }
+        assert!(outbox.queued_bytes() >= OBSERVED_HIGH_WATER);
+        for _ in 0..3 {
+            assert!(!outbox.notify_observed("code/log", &line));
+        }
+        assert!(!outbox.notify_observed("tools/result", &1));
+        // The client reads again: everything queued arrives, then the report, then the next.
+        let reader = tokio::spawn(async move {
+            let mut text = String::new();
+            input.read_to_string(&mut text).await.unwrap();
+            text
+        });
+        outbox.wait_below(OBSERVED_HIGH_WATER).await;
+        assert!(outbox.notify_observed("code/log", &"after"));
+        outbox.close();
+        writer.await.unwrap();
+        let text = reader.await.unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let responses = lines.iter().filter(|l| l.starts_with("{\"r\"")).count();
+        assert_eq!(responses, (OBSERVED_HIGH_WATER >> 20) + 1);
+        assert_eq!(
+            &lines[responses..],
+            [
+                r#"{"jsonrpc":"2.0","method":"$/notificationsDropped","params":{"dropped":{"code/log":3,"tools/result":1}}}"#,
+                r#"{"jsonrpc":"2.0","method":"code/log","params":"after"}"#,
+            ]
+        );
     }
 }

@@ -142,7 +142,7 @@ impl ResultObserver for ResultNotifier {
             execution: convert::execution_ref(execution),
             result: convert::result(result),
         };
-        self.0.notify("tools/result", &notification);
+        self.0.notify_observed("tools/result", &notification);
     }
 }
 
@@ -165,7 +165,8 @@ impl CodeEvents for CodeNotifier {
             arguments,
             time,
         };
-        self.0.notify("tools/codeDispatchStart", &notification);
+        self.0
+            .notify_observed("tools/codeDispatchStart", &notification);
     }
 
     fn dispatch_end(&self, event: DispatchEnd) {
@@ -188,7 +189,7 @@ impl CodeEvents for CodeNotifier {
             is_error,
             time,
         };
-        self.0.notify("tools/codeDispatch", &notification);
+        self.0.notify_observed("tools/codeDispatch", &notification);
     }
 
     fn log(&self, call_id: &str, stream: LogStream, text: &str) {
@@ -197,6 +198,6 @@ impl CodeEvents for CodeNotifier {
             stream: stream_name(stream).into(),
             text: text.into(),
         };
-        self.0.notify("code/log", &notification);
+        self.0.notify_observed("code/log", &notification);
     }
 }

@@ -2,6 +2,7 @@
 
 mod agent_errors;
 mod agents_matrix;
+mod backpressure;
 mod basics;
 mod deep;
 mod disconnect;
