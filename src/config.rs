@@ -83,7 +83,8 @@ fn naming(path: &serde_path_to_error::Path, message: &str) -> ConfigError {
 
 fn validate(config: &HostConfig) -> Result<(), ConfigError> {
     let runtime = &config.code_runtime;
-    let checks: [(bool, &str, &str); 11] = [
+    let spill = &config.spill;
+    let checks: [(bool, &str, &str); 15] = [
         (
             config.pipeline.hook_timeout_ms > 0,
             "config.pipeline.hookTimeoutMs",
@@ -140,6 +141,27 @@ fn validate(config: &HostConfig) -> Result<(), ConfigError> {
             config.transport.max_nesting_depth >= 32,
             "config.transport.maxNestingDepth",
             "must be at least 32",
+        ),
+        // Below this the marker and the read-more line alone could fill the preview.
+        (
+            spill.threshold_bytes == 0 || spill.threshold_bytes >= 1024,
+            "config.spill.thresholdBytes",
+            "must be 0 (off) or at least 1024",
+        ),
+        (
+            spill.preview_bytes > 0,
+            "config.spill.previewBytes",
+            "must be positive",
+        ),
+        (
+            spill.max_total_bytes > 0,
+            "config.spill.maxTotalBytes",
+            "must be positive",
+        ),
+        (
+            spill.dir.as_deref().is_none_or(|dir| !dir.trim().is_empty()),
+            "config.spill.dir",
+            "must not be empty",
         ),
     ];
     match checks.iter().find(|(ok, _, _)| !ok) {
@@ -201,6 +223,30 @@ mod tests {
             (
                 json!({ "transport": { "maxNestingDepth": 31 } }),
                 "config.transport.maxNestingDepth: must be at least 32",
+            ),
+            (
+                json!({ "spill": { "thresholdBytes": 100 } }),
+                "config.spill.thresholdBytes: must be 0 (off) or at least 1024",
+            ),
+            (
+                json!({ "spill": { "previewBytes": 0 } }),
+                "config.spill.previewBytes: must be positive",
+            ),
+            (
+                json!({ "spill": { "maxTotalBytes": 0 } }),
+                "config.spill.maxTotalBytes: must be positive",
+            ),
+            (
+                json!({ "spill": { "dir": " " } }),
+                "config.spill.dir: must not be empty",
+            ),
+            (
+                json!({ "spill": { "keep": "yes" } }),
+                "config.spill.keep: invalid type: string \"yes\", expected a boolean",
+            ),
+            (
+                json!({ "spill": { "limit": 1 } }),
+                "config.spill.limit: unknown field `limit`",
             ),
         ];
         for (config, expected) in cases {
