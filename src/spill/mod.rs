@@ -231,6 +231,15 @@ impl SpillStore {
     }
 }
 
+impl std::fmt::Debug for SpillStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpillStore")
+            .field("settings", &*self.settings.read())
+            .field("dirs", &self.dirs())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Drop for SpillStore {
     fn drop(&mut self) {
         self.cleanup();
