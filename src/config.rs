@@ -159,7 +159,10 @@ fn validate(config: &HostConfig) -> Result<(), ConfigError> {
             "must be positive",
         ),
         (
-            spill.dir.as_deref().is_none_or(|dir| !dir.trim().is_empty()),
+            spill
+                .dir
+                .as_deref()
+                .is_none_or(|dir| !dir.trim().is_empty()),
             "config.spill.dir",
             "must not be empty",
         ),

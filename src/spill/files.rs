@@ -23,7 +23,10 @@ pub fn open_dir(configured: Option<&str>) -> io::Result<SpillDir> {
             let path = std::path::absolute(dir)?;
             let created = !path.exists();
             if created {
-                DirBuilder::new().recursive(true).mode(0o700).create(&path)?;
+                DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(&path)?;
             }
             (path, created)
         }

@@ -282,7 +282,9 @@ mod tests {
         assert_eq!(fault.0, "spill.maxTotalBytes (250) leaves no room for it");
         // A text that can never fit evicts nothing and leaves no file behind.
         assert!(second.path.exists() && third.path.exists());
-        let left = std::fs::read_dir(base.path().join("spill")).unwrap().count();
+        let left = std::fs::read_dir(base.path().join("spill"))
+            .unwrap()
+            .count();
         assert_eq!(left, 2);
     }
 
@@ -316,6 +318,9 @@ mod tests {
             ..SpillConfig::default()
         });
         let fault = store.save("t", b"x").unwrap_err();
-        assert!(fault.0.starts_with("cannot create the spill directory"), "{fault}");
+        assert!(
+            fault.0.starts_with("cannot create the spill directory"),
+            "{fault}"
+        );
     }
 }

@@ -23,7 +23,9 @@ pub fn compose(
     let notes = marker(0).len() + hint.map_or(0, |h| h.len() + 1) + 2;
     let side = preview.min(threshold.saturating_sub(notes) / 2);
     let head = &text[..text.floor_char_boundary(side)];
-    let tail = &text[text.ceil_char_boundary(text.len().saturating_sub(side)).max(head.len())..];
+    let tail = &text[text
+        .ceil_char_boundary(text.len().saturating_sub(side))
+        .max(head.len())..];
     join(head, tail, &marker(head.len() + tail.len()), hint)
 }
 
@@ -76,7 +78,13 @@ mod tests {
     #[test]
     fn keeps_head_and_tail_around_the_marker() {
         let text = "0123456789".repeat(10);
-        let out = compose(&text, 5, 10_000, |shown| format!("[{shown}]"), Some("[hint]"));
+        let out = compose(
+            &text,
+            5,
+            10_000,
+            |shown| format!("[{shown}]"),
+            Some("[hint]"),
+        );
         assert_eq!(out, "01234\n[10]\n56789\n[hint]");
     }
 

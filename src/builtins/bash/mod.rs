@@ -10,12 +10,12 @@ mod spool;
 use crate::builtins::cards::{parse, success_meta};
 use crate::builtins::typed::{self, TextRenderer};
 use crate::cards::{TerminalCallView, TerminalResultView, ToolCallView, ToolResultView};
+use crate::spill::SpillStore;
+use crate::spill::preview::READ_MORE;
 use crate::tool::{CardMeta, DurableResult, ToolCards};
 use crate::tool::{
     Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
 };
-use crate::spill::SpillStore;
-use crate::spill::preview::READ_MORE;
 use run::{Ending, Keep};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -3,8 +3,8 @@
 //! is cancelled — background jobs never outlive the call.
 
 use super::spool::{Spool, Spooled};
-use crate::spill::SpillStore;
 use crate::process::ProcessGroup;
+use crate::spill::SpillStore;
 use crate::tool::{Signal, ToolError};
 use nix::sys::signal::Signal as UnixSignal;
 use parking_lot::Mutex;
@@ -81,8 +81,14 @@ pub async fn run(
         .stderr(Stdio::piped());
     let mut group = ProcessGroup::spawn(&mut shell)
         .map_err(|e| ToolError::new(format!("cannot start bash: {e}")))?;
-    let stdout = capture(group.child().stdout.take(), Spool::new("stdout", keep.budget, keep.spill.clone()));
-    let stderr = capture(group.child().stderr.take(), Spool::new("stderr", keep.budget, keep.spill.clone()));
+    let stdout = capture(
+        group.child().stdout.take(),
+        Spool::new("stdout", keep.budget, keep.spill.clone()),
+    );
+    let stderr = capture(
+        group.child().stderr.take(),
+        Spool::new("stderr", keep.budget, keep.spill.clone()),
+    );
     let ending = tokio::select! {
         status = group.wait() => Ending::Exited(
             status.map_err(|e| ToolError::new(format!("cannot wait for bash: {e}")))?,

@@ -163,7 +163,9 @@ mod tests {
     #[test]
     fn a_stream_past_the_window_is_saved_whole() {
         let dir = tempfile::tempdir().unwrap();
-        let mut spool = Spool::new("stdout", 10, Some(store(dir.path())));
+        // Held: a store that goes away removes its files.
+        let store = store(dir.path());
+        let mut spool = Spool::new("stdout", 10, Some(store.clone()));
         let mut written = Vec::new();
         for i in 0..100u8 {
             let chunk = [b'a' + i % 26, b'\n'];

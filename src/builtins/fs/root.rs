@@ -178,6 +178,23 @@ impl FsRoot {
         Some(self.shown(&parts))
     }
 
+    /// Resolves `requested` for a tool that changes files (`write`, `edit`): as
+    /// [`resolve`](Self::resolve), and refused inside a spill directory (even one under the
+    /// root), which is never written but by the host.
+    pub fn resolve_for_writing(&self, requested: &str) -> Result<Confined, ToolError> {
+        let confined = self.resolve(requested)?;
+        if self
+            .spill
+            .as_ref()
+            .is_some_and(|spill| spill.holds(&confined.path))
+        {
+            return Err(ToolError::new(format!(
+                "refused \"{requested}\": the spill directory is read-only"
+            )));
+        }
+        Ok(confined)
+    }
+
     /// How a resolved path is shown: root-relative, or absolute for a spill directory.
     fn shown(&self, parts: &[OsString]) -> String {
         if !self.absolute_display {

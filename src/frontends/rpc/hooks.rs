@@ -6,8 +6,8 @@
 use super::convert;
 use super::params;
 use crate::pipeline::hooks::{
-    ApprovalOutcome, Approver, DispatchLog, DispatchLogHook, Guard, PostDecision,
-    PostExecuteHook, PreDecision, PreExecuteHook,
+    ApprovalOutcome, Approver, DispatchLog, DispatchLogHook, Guard, PostDecision, PostExecuteHook,
+    PreDecision, PreExecuteHook,
 };
 use crate::tool::{ContentBlock, Signal, ToolError, ToolExecution, ToolExecutionResult};
 use crate::transport::Peer;
