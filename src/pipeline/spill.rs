@@ -26,11 +26,22 @@ impl ToolRuntime {
     pub(crate) async fn spill_result(
         &self,
         execution: &ToolExecution,
-        mut result: ToolExecutionResult,
+        result: ToolExecutionResult,
     ) -> ToolExecutionResult {
         if execution.parent.is_some() {
             return result;
         }
+        self.spill_content(&execution.name, result).await
+    }
+
+    /// The built-in spill policy over one result of tool `name`, as `execute` applies it
+    /// after post-execute. Public so embedders and benches can apply it to results of
+    /// their own.
+    pub async fn spill_content(
+        &self,
+        name: &str,
+        mut result: ToolExecutionResult,
+    ) -> ToolExecutionResult {
         let Some(threshold) = self.spill.threshold() else {
             return result;
         };
@@ -38,7 +49,7 @@ impl ToolRuntime {
             return result;
         }
         let content = std::mem::take(&mut result.content);
-        let (content, saved) = bound(&self.spill, &execution.name, content, threshold).await;
+        let (content, saved) = bound(&self.spill, name, content, threshold).await;
         result.content = content;
         if let Some(saved) = saved {
             result.meta = with_spill(result.meta.take(), &saved);
