@@ -55,10 +55,12 @@ fn text_of(bytes: usize) -> String {
 
 fn spill_against_write(dir: &std::path::Path, bytes: usize) {
     let spill_dir = dir.join("spill");
-    let mut config = HostConfig::default();
-    config.spill = SpillConfig {
-        dir: Some(spill_dir.display().to_string()),
-        ..SpillConfig::default()
+    let config = HostConfig {
+        spill: SpillConfig {
+            dir: Some(spill_dir.display().to_string()),
+            ..SpillConfig::default()
+        },
+        ..HostConfig::default()
     };
     let runtime = ToolRuntime::new(&config);
     let host = tokio::runtime::Builder::new_multi_thread()
@@ -186,7 +188,6 @@ fn bash_rss(dir: &std::path::Path, bytes: u64) {
     let value = &response["result"]["value"];
     assert_eq!(value["stdoutSpill"]["bytes"], bytes, "{response}");
     let hwm = rss_kib(pid, "VmHWM:");
-    drop(request);
     drop(stdin);
     child.wait().unwrap();
     let (idle_mb, peak_mb, hwm_mb) = (mb(idle), mb(peak.load(Ordering::Relaxed)), mb(hwm));

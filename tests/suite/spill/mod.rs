@@ -4,4 +4,5 @@
 
 mod bash;
 mod dispatch_log;
+mod mcp;
 mod results;
