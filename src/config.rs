@@ -88,7 +88,8 @@ fn naming(path: &serde_path_to_error::Path, message: &str) -> ConfigError {
 
 fn validate(config: &HostConfig) -> Result<(), ConfigError> {
     let runtime = &config.code_runtime;
-    let checks: [(bool, &str, &str); 12] = [
+    let spill = &config.spill;
+    let checks: [(bool, &str, &str); 16] = [
         (
             config.pipeline.hook_timeout_ms > 0,
             "config.pipeline.hookTimeoutMs",
@@ -151,6 +152,30 @@ fn validate(config: &HostConfig) -> Result<(), ConfigError> {
             "config.transport.maxNestingDepth",
             "must be at most 50000",
         ),
+        // Below this the marker and the read-more line alone could fill the preview.
+        (
+            spill.threshold_bytes == 0 || spill.threshold_bytes >= 1024,
+            "config.spill.thresholdBytes",
+            "must be 0 (off) or at least 1024",
+        ),
+        (
+            spill.preview_bytes > 0,
+            "config.spill.previewBytes",
+            "must be positive",
+        ),
+        (
+            spill.max_total_bytes > 0,
+            "config.spill.maxTotalBytes",
+            "must be positive",
+        ),
+        (
+            spill
+                .dir
+                .as_deref()
+                .is_none_or(|dir| !dir.trim().is_empty()),
+            "config.spill.dir",
+            "must not be empty",
+        ),
     ];
     match checks.iter().find(|(ok, _, _)| !ok) {
         Some((_, field, rule)) => Err(ConfigError(format!("{field}: {rule}"))),
@@ -211,6 +236,30 @@ mod tests {
             (
                 json!({ "transport": { "maxNestingDepth": 31 } }),
                 "config.transport.maxNestingDepth: must be at least 32",
+            ),
+            (
+                json!({ "spill": { "thresholdBytes": 100 } }),
+                "config.spill.thresholdBytes: must be 0 (off) or at least 1024",
+            ),
+            (
+                json!({ "spill": { "previewBytes": 0 } }),
+                "config.spill.previewBytes: must be positive",
+            ),
+            (
+                json!({ "spill": { "maxTotalBytes": 0 } }),
+                "config.spill.maxTotalBytes: must be positive",
+            ),
+            (
+                json!({ "spill": { "dir": " " } }),
+                "config.spill.dir: must not be empty",
+            ),
+            (
+                json!({ "spill": { "keep": "yes" } }),
+                "config.spill.keep: invalid type: string \"yes\", expected a boolean",
+            ),
+            (
+                json!({ "spill": { "limit": 1 } }),
+                "config.spill.limit: unknown field `limit`",
             ),
         ];
         for (config, expected) in cases {

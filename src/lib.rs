@@ -20,6 +20,7 @@ pub mod prompt;
 pub mod registry;
 pub mod runtime;
 pub mod schema;
+pub mod spill;
 pub mod tool;
 pub mod transport;
 

@@ -113,7 +113,11 @@ builtins: BuiltinsConfig,
 /**
  * Wire limits.
  */
-transport: TransportConfig, };
+transport: TransportConfig, 
+/**
+ * Large results saved to files, with a preview and a locator in their place.
+ */
+spill: SpillConfig, };
 
 export type ToolsConfig = { 
 /**
@@ -297,6 +301,31 @@ maxMessageBytes: number,
  * Deepest accepted JSON nesting (32 to 50000).
  */
 maxNestingDepth: number, };
+
+export type SpillConfig = { 
+/**
+ * Model-facing text larger than this (UTF-8 bytes) is spilled; 0 turns spilling off,
+ * otherwise at least 1024.
+ */
+thresholdBytes: number, 
+/**
+ * Bytes of the head and, again, of the tail a spilled text keeps inline (> 0).
+ */
+previewBytes: number, 
+/**
+ * Directory of the spill files (created 0700 if missing); default: a private
+ * directory of this host under the system temp directory.
+ */
+dir?: string | null, 
+/**
+ * Keep the spill files when the host exits (default: removed).
+ */
+keep: boolean, 
+/**
+ * Bytes all spill files of this host may take together; the oldest are evicted
+ * first (> 0).
+ */
+maxTotalBytes: number, };
 
 export type ContentBlock = TextContent | ImageContent | { type: string; [key: string]: unknown };
 
@@ -600,7 +629,8 @@ error?: ToolFailure,
  */
 content: Array<ContentBlock>, 
 /**
- * Presentation metadata persisted with the result.
+ * Presentation metadata persisted with the result; a spilled result's carries
+ * `spill: SpillMeta`.
  */
 meta?: JsonValue, 
 /**
@@ -617,6 +647,16 @@ message: string,
  * Internal `{ name, code }` of a harness error.
  */
 info?: ErrorInfo, };
+
+export type SpillMeta = { 
+/**
+ * Absolute path of the file holding the whole text (`read` and `grep` accept it).
+ */
+path: string, 
+/**
+ * Its size in bytes.
+ */
+bytes: number, };
 
 export type ErrorInfo = { 
 /**
@@ -900,7 +940,7 @@ export type ApprovalOutcome = "allowed-once" | "rejected" | "cancelled";
 
 export type SubscribeParams = { 
 /**
- * `tools/pre-execute`, `tools/guard` or `tools/post-execute`.
+ * `tools/pre-execute`, `tools/guard`, `tools/post-execute` or `tools/code-dispatch-log`.
  */
 event: HookEvent, 
 /**
@@ -912,7 +952,7 @@ agent?: string,
  */
 order: number, };
 
-export type HookEvent = "tools/pre-execute" | "tools/guard" | "tools/post-execute";
+export type HookEvent = "tools/pre-execute" | "tools/guard" | "tools/post-execute" | "tools/code-dispatch-log";
 
 export type SubscribeResult = { 
 /**
@@ -989,6 +1029,22 @@ feedback: BlockFeedback,
 additionalContexts?: Array<ContextMessage>, };
 
 export type BlockFeedback = string | Array<ContentBlock>;
+
+export type CodeDispatchLogParams = { 
+/**
+ * Which subscription.
+ */
+subscription: string, 
+/**
+ * The notification as the earlier stages left it.
+ */
+dispatch: CodeDispatchNotification, };
+
+export type CodeDispatchLogResult = { 
+/**
+ * Replacement content of the logged copy.
+ */
+content?: Array<ContentBlock>, };
 
 export type PresentCallParams = { 
 /**

@@ -1,6 +1,9 @@
 //! Host → client requests: tool execution, classification, rendering, approval, hooks.
 
-use crate::{AgentId, ContentBlock, ContextMessage, ExecutionView, JsonValue, ToolExecutionResult};
+use crate::{
+    AgentId, CodeDispatchNotification, ContentBlock, ContextMessage, ExecutionView, JsonValue,
+    ToolExecutionResult,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -107,7 +110,7 @@ pub enum ApprovalOutcome {
 /// `hooks/subscribe` params.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
 pub struct SubscribeParams {
-    /// `tools/pre-execute`, `tools/guard` or `tools/post-execute`.
+    /// `tools/pre-execute`, `tools/guard`, `tools/post-execute` or `tools/code-dispatch-log`.
     pub event: HookEvent,
     /// Only this agent's calls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -130,6 +133,9 @@ pub enum HookEvent {
     /// Result inspection and replacement.
     #[serde(rename = "tools/post-execute")]
     PostExecute,
+    /// The logged copy of each Code Mode sub-call (`tools/codeDispatch`).
+    #[serde(rename = "tools/code-dispatch-log")]
+    CodeDispatchLog,
 }
 
 /// `hooks/subscribe` result.
@@ -164,6 +170,26 @@ pub struct PostHookParams {
     pub execution: ExecutionView,
     /// Its result so far.
     pub result: ToolExecutionResult,
+}
+
+/// `hooks/codeDispatchLog` params: the `tools/codeDispatch` notification about to be sent.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+pub struct CodeDispatchLogParams {
+    /// Which subscription.
+    pub subscription: String,
+    /// The notification as the earlier stages left it.
+    pub dispatch: CodeDispatchNotification,
+}
+
+/// `hooks/codeDispatchLog` answer: `{}` keeps the logged content, `{ content }` replaces
+/// it (the program's value is never affected).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields)]
+pub struct CodeDispatchLogResult {
+    /// Replacement content of the logged copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub content: Option<Vec<ContentBlock>>,
 }
 
 /// Pre-execute decision.

@@ -33,6 +33,9 @@ pub struct HostConfig {
     /// Wire limits.
     #[serde(default)]
     pub transport: TransportConfig,
+    /// Large results saved to files, with a preview and a locator in their place.
+    #[serde(default)]
+    pub spill: SpillConfig,
 }
 
 /// How tools are presented to the model.
@@ -313,6 +316,39 @@ impl Default for TransportConfig {
         TransportConfig {
             max_message_bytes: 64 * 1024 * 1024,
             max_nesting_depth: 20_000,
+        }
+    }
+}
+
+/// `spill` section: model-facing text over `thresholdBytes` is saved to a file and replaced
+/// by its head, a marker naming the size and the file, its tail and how to read more.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct SpillConfig {
+    /// Model-facing text larger than this (UTF-8 bytes) is spilled; 0 turns spilling off,
+    /// otherwise at least 1024.
+    pub threshold_bytes: u64,
+    /// Bytes of the head and, again, of the tail a spilled text keeps inline (> 0).
+    pub preview_bytes: u64,
+    /// Directory of the spill files (created 0700 if missing); default: a private
+    /// directory of this host under the system temp directory.
+    #[ts(optional = nullable)]
+    pub dir: Option<String>,
+    /// Keep the spill files when the host exits (default: removed).
+    pub keep: bool,
+    /// Bytes all spill files of this host may take together; the oldest are evicted
+    /// first (> 0).
+    pub max_total_bytes: u64,
+}
+
+impl Default for SpillConfig {
+    fn default() -> Self {
+        SpillConfig {
+            threshold_bytes: 40_000,
+            preview_bytes: 2_000,
+            dir: None,
+            keep: false,
+            max_total_bytes: 1 << 30,
         }
     }
 }

@@ -95,7 +95,8 @@ pub struct ToolExecutionResult {
     pub error: Option<ToolFailure>,
     /// Model-facing content.
     pub content: Vec<ContentBlock>,
-    /// Presentation metadata persisted with the result.
+    /// Presentation metadata persisted with the result; a spilled result's carries
+    /// `spill: SpillMeta`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub meta: Option<JsonValue>,
@@ -103,6 +104,15 @@ pub struct ToolExecutionResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(as = "Option<Vec<ContextMessage>>", optional)]
     pub additional_contexts: Vec<ContextMessage>,
+}
+
+/// `meta.spill` of a result whose model-facing text was saved to a file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct SpillMeta {
+    /// Absolute path of the file holding the whole text (`read` and `grep` accept it).
+    pub path: String,
+    /// Its size in bytes.
+    pub bytes: u64,
 }
 
 /// A failure: the message the model reads and, for harness errors, their code.

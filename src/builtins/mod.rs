@@ -10,6 +10,7 @@ mod typed;
 
 use crate::pipeline::ToolRuntime;
 use crate::registry::RegistryError;
+use crate::spill::SpillStore;
 use crate::tool::{DefinitionError, ToolDefinition};
 use bash::BashSettings;
 use dsh_tools_protocol::BuiltinsConfig;
@@ -44,14 +45,19 @@ pub enum BuiltinsError {
     Definition(#[from] DefinitionError),
 }
 
-/// The definitions `config` enables (none for an empty config).
-pub fn definitions(config: &BuiltinsConfig) -> Result<Vec<ToolDefinition>, BuiltinsError> {
+/// The definitions `config` enables (none for an empty config); `spill` holds the files of
+/// `bash` output too long to keep and is readable by `read` and `grep`.
+pub fn definitions(
+    config: &BuiltinsConfig,
+    spill: &Arc<SpillStore>,
+) -> Result<Vec<ToolDefinition>, BuiltinsError> {
     let mut definitions = Vec::new();
     if let Some(fs_config) = &config.fs {
         let root = FsRoot::open(&fs_config.root).map_err(|source| BuiltinsError::FsRoot {
             path: fs_config.root.clone(),
             source,
         })?;
+        let root = root.with_spill(spill.clone());
         definitions.extend(fs::definitions(&Arc::new(root))?);
     }
     if let Some(bash_config) = config.bash.as_ref().filter(|bash| bash.allow) {
@@ -69,6 +75,7 @@ pub fn definitions(config: &BuiltinsConfig) -> Result<Vec<ToolDefinition>, Built
         definitions.push(bash::definition(BashSettings {
             cwd,
             max_output_bytes: bash::DEFAULT_OUTPUT_BYTES,
+            spill: spill.clone(),
         })?);
     }
     Ok(definitions)
@@ -81,7 +88,7 @@ pub fn register_builtins(
     config: &BuiltinsConfig,
 ) -> Result<Vec<Arc<str>>, BuiltinsError> {
     let mut registered = Vec::new();
-    for definition in definitions(config)? {
+    for definition in definitions(config, runtime.spill())? {
         match runtime.register(definition, None) {
             Ok(id) => registered.push(id),
             Err(error) => {

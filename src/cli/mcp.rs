@@ -24,5 +24,6 @@ pub async fn serve_mcp(
         .with_language(config.code_runtime.language);
     let served = serve(front, tokio::io::stdin(), tokio::io::stdout(), stop).await;
     local.mcp.shutdown().await;
+    local.runtime.spill().cleanup();
     Ok(served?)
 }

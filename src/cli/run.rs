@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 use dsh_tools::ToolExecutionInput;
-use dsh_tools::code_mode::{CodeEvents, CodeMode, DispatchEnd, DispatchStart};
+use dsh_tools::code_mode::{CodeEvents, CodeMode, DispatchEnd, DispatchStart, render_run};
 use dsh_tools::runtime::LogStream;
 use dsh_tools::tool::ContentBlock;
 use dsh_tools_protocol::{CodeLanguage, HostConfig, PresentationMode};
@@ -42,11 +42,20 @@ pub async fn run_program(
         },
         ms(elapsed)
     )?;
-    for block in &result.content {
-        if let ContentBlock::Text(text) = block {
-            writeln!(out, "{}", text.text)?;
+    // A terminal reads the whole output: the value's rendering, not the spilled preview
+    // (whose file goes when this command ends).
+    match (result.value(), result.error()) {
+        (Some(value), _) => writeln!(out, "{}", render_run(value))?,
+        (None, Some(error)) => writeln!(out, "Error: {}", error.message)?,
+        (None, None) => {
+            for block in &result.content {
+                if let ContentBlock::Text(text) = block {
+                    writeln!(out, "{}", text.text)?;
+                }
+            }
         }
     }
+    runtime.spill().cleanup();
     drop(code_mode);
     Ok(match (stop.is_cancelled(), result.is_error()) {
         (true, _) => 143,

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 /// Host side of one run.
 pub struct Bridge {
+    runtime: Arc<ToolRuntime>,
     queue: Arc<CallQueue>,
     outer: Arc<ToolExecution>,
     /// Fires when the run settled for any reason (an outer abort ends the run first); every
@@ -49,7 +50,8 @@ impl Bridge {
     ) -> Arc<Self> {
         let bound = runtime.settings().max_parallel;
         Arc::new(Bridge {
-            queue: CallQueue::new(runtime, bound, false),
+            queue: CallQueue::new(runtime.clone(), bound, false),
+            runtime,
             outer,
             settled,
             announcer: Announcer::new(events.clone()),
@@ -131,19 +133,27 @@ impl BindingHost for Arc<Bridge> {
             }
             let start = *started.lock();
             let is_error = result.is_error();
-            bridge.announcer.ended(
-                number,
-                DispatchEnd {
-                    id,
-                    parent,
-                    name,
-                    arguments,
-                    content: result.content,
-                    is_error,
-                    time: (start, now_ms()),
-                },
-            );
+            let log = DispatchEnd {
+                id,
+                parent,
+                name,
+                arguments,
+                content: result.content,
+                is_error,
+                time: (start, now_ms()),
+            };
+            let outer = bridge.outer.clone();
+            if !bridge.runtime.dispatch_log_applies(&outer, &log.content) {
+                bridge.announcer.ended(number, log);
+                let _ = answer.send(reply);
+                return;
+            }
+            // The program has its value before the logged copy is shaped (a client hook may
+            // take its time, a large text is written to a file); run settlement still waits
+            // for the notification.
             let _ = answer.send(reply);
+            let log = bridge.runtime.shape_dispatch_log(&outer, log).await;
+            bridge.announcer.ended(number, log);
         }));
         drop(state);
         // Most sub-calls can finish without waiting (a native body, no client hook): driving

@@ -2,7 +2,6 @@
 //! The wire layer turns them into notifications; the CLI prints them.
 
 use crate::runtime::LogStream;
-use crate::tool::ContentBlock;
 use serde_json::Value;
 
 /// A sub-call entered the pipeline (`tools/codeDispatchStart`).
@@ -20,24 +19,9 @@ pub struct DispatchStart {
     pub time: f64,
 }
 
-/// A sub-call settled (`tools/codeDispatch`), with its model-facing outcome.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DispatchEnd {
-    /// `<parentCallId>:code:<n>`.
-    pub id: String,
-    /// The outer `run_code` call id.
-    pub parent: String,
-    /// Tool name.
-    pub name: String,
-    /// Arguments as submitted.
-    pub arguments: Value,
-    /// Final content of the sub-call.
-    pub content: Vec<ContentBlock>,
-    /// Failure flag.
-    pub is_error: bool,
-    /// Start and end, ms since the Unix epoch.
-    pub time: (f64, f64),
-}
+/// A sub-call settled (`tools/codeDispatch`), with its logged outcome: the pipeline's
+/// dispatch-log record, after the `tools/code-dispatch-log` stage.
+pub use crate::pipeline::hooks::DispatchLog as DispatchEnd;
 
 /// Receives Code Mode events. Implementations must not block.
 pub trait CodeEvents: Send + Sync + 'static {

@@ -63,13 +63,15 @@ impl ToolRuntime {
             .resolve(&execution.name, execution.agent.as_ref())
             .filter(|_| execution.parent.is_none() || &*execution.name != RUN_CODE);
         let stages = self.stages(&execution, tool.as_ref(), lossy, &hooks, &mut turns);
-        let mut result = match AssertUnwindSafe(stages).catch_unwind().await {
+        let result = match AssertUnwindSafe(stages).catch_unwind().await {
             Ok(result) => result,
             Err(panic) => ToolExecutionResult::harness(
                 HarnessCode::PipelineFailed,
                 format!("pipeline stage panicked: {}", panic_message(&panic)),
             ),
         };
+        // The built-in spill policy: after every post-execute listener, before finalizeContent.
+        let mut result = self.spill_result(&execution, result).await;
         if let Some(finalize) = tool
             .as_ref()
             .and_then(|t| t.definition.finalize_content.clone())

@@ -113,6 +113,40 @@ pub trait ResultObserver: Send + Sync + 'static {
     fn observe(&self, execution: &ToolExecution, result: &ToolExecutionResult);
 }
 
+/// One Code Mode sub-call's logged outcome (`tools/codeDispatch`), as the
+/// `tools/code-dispatch-log` stage shapes it. Only this copy changes: the program already has
+/// the canonical value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DispatchLog {
+    /// `<parentCallId>:code:<n>`.
+    pub id: String,
+    /// The outer `run_code` call id.
+    pub parent: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments as submitted.
+    pub arguments: Value,
+    /// Final content of the sub-call (what the stage may replace).
+    pub content: Vec<ContentBlock>,
+    /// Failure flag.
+    pub is_error: bool,
+    /// Start and end, ms since the Unix epoch.
+    pub time: (f64, f64),
+}
+
+/// A `tools/code-dispatch-log` listener: may replace the logged content of a sub-call. An
+/// `Err` keeps the content as it was (the log is not the call: nothing fails).
+pub trait DispatchLogHook: Send + Sync + 'static {
+    /// Name used in the warning when it fails.
+    fn name(&self) -> &str;
+    /// `Some(content)` replaces the logged content; `outer` is the `run_code` call.
+    fn shape(
+        &self,
+        outer: &Arc<ToolExecution>,
+        log: &DispatchLog,
+    ) -> BoxFuture<'static, Result<Option<Vec<ContentBlock>>, ToolError>>;
+}
+
 /// What a `tools/execute` wrapper sees: the call and its current (replaceable) signal.
 #[derive(Clone)]
 pub struct Dispatch {
@@ -173,6 +207,7 @@ pub(crate) struct HookSet {
     pub post: Vec<Listener<dyn PostExecuteHook>>,
     pub wrappers: Vec<Listener<dyn ExecuteWrapper>>,
     pub observers: Vec<Listener<dyn ResultObserver>>,
+    pub dispatch_log: Vec<Listener<dyn DispatchLogHook>>,
     pub approver: Option<Arc<dyn Approver>>,
 }
 
@@ -185,6 +220,7 @@ impl HookSet {
         self.post.retain(|l| l.id != id);
         self.wrappers.retain(|l| l.id != id);
         self.observers.retain(|l| l.id != id);
+        self.dispatch_log.retain(|l| l.id != id);
         before != self.len()
     }
 
@@ -196,6 +232,7 @@ impl HookSet {
         self.post.retain(|l| keep(&l.agent));
         self.wrappers.retain(|l| keep(&l.agent));
         self.observers.retain(|l| keep(&l.agent));
+        self.dispatch_log.retain(|l| keep(&l.agent));
     }
 
     fn len(&self) -> usize {
@@ -204,5 +241,6 @@ impl HookSet {
             + self.post.len()
             + self.wrappers.len()
             + self.observers.len()
+            + self.dispatch_log.len()
     }
 }

@@ -6,6 +6,7 @@ mod execute;
 pub mod hooks;
 mod schedule;
 mod sequencer;
+mod spill;
 pub mod wrappers;
 
 pub use dispatch::Next;
@@ -15,6 +16,7 @@ pub use wrappers::{TimeoutWrapper, timed_out};
 
 use crate::json;
 use crate::registry::{Registry, RegistryError};
+use crate::spill::SpillStore;
 use crate::tool::{
     AgentId, Concurrency, InputSchema, ToolDefinition, ToolExecutionInput, ToolExecutionResult,
 };
@@ -89,6 +91,8 @@ pub struct ToolRuntime {
     pub(crate) hooks: Hooks,
     settings: RwLock<PipelineSettings>,
     builtin_wrappers: RwLock<Vec<ListenerId>>,
+    /// Spill files of large results (the built-in spill policy and `bash` write them).
+    pub(crate) spill: Arc<SpillStore>,
 }
 
 impl ToolRuntime {
@@ -99,6 +103,7 @@ impl ToolRuntime {
             hooks: Hooks::default(),
             settings: RwLock::new(PipelineSettings { max_parallel: 10 }),
             builtin_wrappers: RwLock::new(Vec::new()),
+            spill: SpillStore::new(&config.spill),
         });
         runtime.configure(config);
         runtime
@@ -108,6 +113,7 @@ impl ToolRuntime {
     pub fn configure(&self, config: &HostConfig) {
         self.registry.set_default_mode(config.tools.mode);
         self.settings.write().max_parallel = config.tools.max_parallel_sub_calls.max(1) as usize;
+        self.spill.configure(&config.spill);
         let mut builtin = self.builtin_wrappers.write();
         for id in builtin.drain(..) {
             self.remove_listener(id);

@@ -14,4 +14,5 @@ mod protocol;
 mod quickstart;
 mod registry;
 mod runtime;
+mod spill;
 mod tidy;

@@ -46,6 +46,28 @@ impl HeadTail {
         self.omitted > 0
     }
 
+    /// Bytes held (head and tail).
+    pub fn len(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+
+    /// Everything held, in order (the whole stream while nothing was left out).
+    pub fn contents(&self) -> Vec<u8> {
+        let (front, back) = self.tail.as_slices();
+        [self.head.as_slice(), front, back].concat()
+    }
+
+    /// The head held.
+    pub fn head(&self) -> &[u8] {
+        &self.head
+    }
+
+    /// The tail held.
+    pub fn tail(&self) -> Vec<u8> {
+        let (front, back) = self.tail.as_slices();
+        [front, back].concat()
+    }
+
     /// The captured text (lossy UTF-8), with a marker where bytes were left out.
     pub fn text(&self) -> String {
         let (front, back) = self.tail.as_slices();

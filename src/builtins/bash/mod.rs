@@ -1,18 +1,22 @@
 //! `bash`: runs a command with `bash -c` in `builtins.bash.cwd`, with a scrubbed environment,
 //! captured (bounded) stdout and stderr, its exit code or signal, and its whole process group
-//! killed on timeout or cancellation.
+//! killed on timeout or cancellation. With spilling on, a stream past its in-memory window
+//! is streamed whole to a spill file and the value names the file.
 
 mod capture;
 mod run;
+mod spool;
 
 use crate::builtins::cards::{parse, success_meta};
 use crate::builtins::typed::{self, TextRenderer};
 use crate::cards::{TerminalCallView, TerminalResultView, ToolCallView, ToolResultView};
+use crate::spill::SpillStore;
+use crate::spill::preview::READ_MORE;
 use crate::tool::{CardMeta, DurableResult, ToolCards};
 use crate::tool::{
     Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
 };
-use run::Ending;
+use run::{Ending, Keep};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::json;
@@ -33,8 +37,40 @@ pub const DEFAULT_OUTPUT_BYTES: usize = 30_000;
 pub struct BashSettings {
     /// Canonical working directory.
     pub cwd: PathBuf,
-    /// Bytes kept per stream.
+    /// Bytes kept per stream when spilling is off.
     pub max_output_bytes: usize,
+    /// Spill files (`spill.thresholdBytes` 0: off, the middle of a long stream is dropped).
+    pub spill: Arc<SpillStore>,
+}
+
+impl BashSettings {
+    /// How this call keeps its output: with spilling on, each stream holds up to the
+    /// threshold in memory (so output the model could read whole is never spilled) and
+    /// streams the rest to a file.
+    fn keep(&self) -> Keep {
+        let preview = self.spill.preview_bytes();
+        match self.spill.threshold() {
+            Some(threshold) => Keep {
+                budget: threshold.max(preview.saturating_mul(2)),
+                spill: Some(self.spill.clone()),
+                preview,
+            },
+            None => Keep {
+                budget: self.max_output_bytes,
+                spill: None,
+                preview,
+            },
+        }
+    }
+}
+
+/// A stream saved whole to a spill file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SpilledStream {
+    /// Absolute path (`read` and `grep` accept it).
+    pub path: String,
+    /// The stream's size.
+    pub bytes: u64,
 }
 
 #[derive(Deserialize)]
@@ -59,6 +95,12 @@ pub struct BashOutput {
     pub signal: Option<String>,
     /// Whether either stream was cut in the middle.
     pub truncated: bool,
+    /// Where the whole stdout is, when it was too long to keep in the value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout_spill: Option<SpilledStream>,
+    /// Where the whole stderr is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr_spill: Option<SpilledStream>,
 }
 
 impl BashOutput {
@@ -78,12 +120,23 @@ impl BashOutput {
 /// The `bash` definition.
 pub fn definition(settings: BashSettings) -> Result<ToolDefinition, DefinitionError> {
     let cwd = settings.cwd.display().to_string();
+    let keep = settings.keep();
+    let kept = match keep.spill {
+        Some(_) => format!(
+            "A stream longer than {} bytes is saved whole to a file; the result shows its first \
+             and last {} bytes and the file's path.",
+            keep.budget, keep.preview
+        ),
+        None => format!(
+            "Each stream keeps its first and last {} bytes.",
+            keep.budget / 2
+        ),
+    };
     let description = format!(
         "Run a bash command in {cwd} and return its stdout, stderr and exit code. It runs with \
          the host user's permissions (not a sandbox) and a minimal environment. `timeout` is in \
          ms (default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}); on timeout the command and \
-         everything it started are killed. Each stream keeps its first and last {half} bytes.",
-        half = settings.max_output_bytes / 2
+         everything it started are killed. {kept}"
     );
     let settings = Arc::new(settings);
     ToolDefinition::builder("bash")
@@ -101,7 +154,9 @@ pub fn definition(settings: BashSettings) -> Result<ToolDefinition, DefinitionEr
                 "stderr": { "type": "string", "required": true },
                 "exitCode": { "type": "integer" },
                 "signal": { "type": "string" },
-                "truncated": { "type": "boolean", "required": true }
+                "truncated": { "type": "boolean", "required": true },
+                "stdoutSpill": spilled_stream_schema(),
+                "stderrSpill": spilled_stream_schema()
             }
         }))
         .render(Render::Custom(Arc::new(TextRenderer(render))))
@@ -138,15 +193,23 @@ async fn bash(
         &settings.cwd,
         timeout,
         &ctx.signal,
-        settings.max_output_bytes,
+        &settings.keep(),
     )
     .await?;
+    let spilled = |stream: &spool::Spooled| {
+        stream.spilled.as_ref().map(|saved| SpilledStream {
+            path: saved.path.display().to_string(),
+            bytes: saved.bytes,
+        })
+    };
     let output = BashOutput {
-        stdout: run.stdout,
-        stderr: run.stderr,
         exit_code: None,
         signal: None,
-        truncated: run.truncated,
+        truncated: run.stdout.truncated || run.stderr.truncated,
+        stdout_spill: spilled(&run.stdout),
+        stderr_spill: spilled(&run.stderr),
+        stdout: run.stdout.text,
+        stderr: run.stderr.text,
     };
     match run.ending {
         Ending::Exited(status) => Ok(BashOutput {
@@ -169,9 +232,28 @@ async fn bash(
     }
 }
 
-/// What the model reads: the output, then a status line unless the command exited 0.
+/// The value schema of a spilled stream.
+fn spilled_stream_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+            "path": { "type": "string", "required": true },
+            "bytes": { "type": "integer", "required": true }
+        }
+    })
+}
+
+/// What the model reads: the output, how to read a spilled stream, then a status line
+/// unless the command exited 0.
 fn render(output: &BashOutput) -> String {
-    let combined = output.combined();
+    let mut combined = output.combined();
+    if output.stdout_spill.is_some() || output.stderr_spill.is_some() {
+        if !combined.ends_with('\n') {
+            combined.push('\n');
+        }
+        combined.push_str(READ_MORE);
+    }
     let text = combined.trim_end_matches('\n');
     let status = match (output.exit_code, &output.signal) {
         (Some(0), _) | (None, None) => None,
@@ -256,6 +338,8 @@ mod tests {
             exit_code: exit,
             signal: signal.map(str::to_owned),
             truncated: false,
+            stdout_spill: None,
+            stderr_spill: None,
         };
         assert_eq!(render(&output), expected);
     }

@@ -2,8 +2,9 @@
 //! whole group killed (and the shell reaped) when the command exits, times out or the call
 //! is cancelled — background jobs never outlive the call.
 
-use super::capture::HeadTail;
+use super::spool::{Spool, Spooled};
 use crate::process::ProcessGroup;
+use crate::spill::SpillStore;
 use crate::tool::{Signal, ToolError};
 use nix::sys::signal::Signal as UnixSignal;
 use parking_lot::Mutex;
@@ -44,11 +45,20 @@ pub struct Run {
     /// How it ended.
     pub ending: Ending,
     /// Captured stdout.
-    pub stdout: String,
+    pub stdout: Spooled,
     /// Captured stderr.
-    pub stderr: String,
-    /// Whether either stream was cut.
-    pub truncated: bool,
+    pub stderr: Spooled,
+}
+
+/// How output is kept: bytes held per stream, and where the rest goes.
+#[derive(Clone)]
+pub struct Keep {
+    /// Bytes of each stream held in memory.
+    pub budget: usize,
+    /// Spill files for streams past the budget (`None`: the middle is dropped).
+    pub spill: Option<Arc<SpillStore>>,
+    /// Head and tail bytes of a spilled stream the value shows.
+    pub preview: usize,
 }
 
 /// Runs `bash -c command` in `cwd` with a scrubbed environment.
@@ -57,7 +67,7 @@ pub async fn run(
     cwd: &Path,
     timeout: Duration,
     signal: &Signal,
-    budget: usize,
+    keep: &Keep,
 ) -> Result<Run, ToolError> {
     let mut shell = tokio::process::Command::new("bash");
     shell
@@ -71,8 +81,14 @@ pub async fn run(
         .stderr(Stdio::piped());
     let mut group = ProcessGroup::spawn(&mut shell)
         .map_err(|e| ToolError::new(format!("cannot start bash: {e}")))?;
-    let stdout = capture(group.child().stdout.take(), budget);
-    let stderr = capture(group.child().stderr.take(), budget);
+    let stdout = capture(
+        group.child().stdout.take(),
+        Spool::new("stdout", keep.budget, keep.spill.clone()),
+    );
+    let stderr = capture(
+        group.child().stderr.take(),
+        Spool::new("stderr", keep.budget, keep.spill.clone()),
+    );
     let ending = tokio::select! {
         status = group.wait() => Ending::Exited(
             status.map_err(|e| ToolError::new(format!("cannot wait for bash: {e}")))?,
@@ -85,27 +101,32 @@ pub async fn run(
         group.kill_and_reap(REAP_GRACE).await;
     }
     let (stdout, stderr) = futures::future::join(drain(stdout), drain(stderr)).await;
+    // Finishing flushes spill files: off the async threads.
+    let preview = keep.preview;
+    let finish = move || (stdout.finish(preview), stderr.finish(preview));
+    let (stdout, stderr) = tokio::task::spawn_blocking(finish)
+        .await
+        .map_err(|e| ToolError::new(format!("cannot collect the output: {e}")))?;
     Ok(Run {
         ending,
-        truncated: stdout.truncated() || stderr.truncated(),
-        stdout: stdout.text(),
-        stderr: stderr.text(),
+        stdout,
+        stderr,
     })
 }
 
 /// One stream being read into a bounded capture.
 struct Capture {
-    captured: Arc<Mutex<HeadTail>>,
+    captured: Arc<Mutex<Spool>>,
     reader: Option<JoinHandle<()>>,
 }
 
-/// Starts reading `pipe` into a bounded capture.
-fn capture(pipe: Option<impl AsyncRead + Unpin + Send + 'static>, budget: usize) -> Capture {
-    let captured = Arc::new(Mutex::new(HeadTail::new(budget)));
+/// Starts reading `pipe` into `spool`.
+fn capture(pipe: Option<impl AsyncRead + Unpin + Send + 'static>, spool: Spool) -> Capture {
+    let captured = Arc::new(Mutex::new(spool));
     let reader = pipe.map(|mut pipe| {
         let captured = captured.clone();
         tokio::spawn(async move {
-            let mut buffer = vec![0u8; 8192];
+            let mut buffer = vec![0u8; 64 * 1024];
             while let Ok(read @ 1..) = pipe.read(&mut buffer).await {
                 captured.lock().push(&buffer[..read]);
             }
@@ -115,7 +136,7 @@ fn capture(pipe: Option<impl AsyncRead + Unpin + Send + 'static>, budget: usize)
 }
 
 /// Waits (within [`DRAIN_GRACE`]) for the pipe to close, then hands back the capture.
-async fn drain(capture: Capture) -> HeadTail {
+async fn drain(capture: Capture) -> Spool {
     if let Some(mut reader) = capture.reader
         && tokio::time::timeout(DRAIN_GRACE, &mut reader)
             .await
@@ -123,7 +144,7 @@ async fn drain(capture: Capture) -> HeadTail {
     {
         reader.abort();
     }
-    std::mem::replace(&mut *capture.captured.lock(), HeadTail::new(0))
+    std::mem::replace(&mut *capture.captured.lock(), Spool::new("", 0, None))
 }
 
 fn scrubbed_environment() -> Vec<(&'static str, OsString)> {

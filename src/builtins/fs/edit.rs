@@ -84,7 +84,7 @@ fn edit(root: &FsRoot, args: &EditArgs) -> Result<EditOutput, ToolError> {
             "old_string and new_string are identical; there is nothing to change",
         ));
     }
-    let confined = root.resolve(requested)?;
+    let confined = root.resolve_for_writing(requested)?;
     let mut bytes = Vec::new();
     regular_file(&confined.path, requested)?
         .read_to_end(&mut bytes)

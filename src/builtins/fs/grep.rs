@@ -124,7 +124,8 @@ pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, DefinitionError> 
          lists matching files, \"content\" shows matching lines as path:line:text, \"count\" \
          counts matching lines per file. `glob` filters files (`*.rs`), `-i` ignores case, \
          `head_limit` caps results (default {DEFAULT_LINES} lines or {DEFAULT_FILES} files). \
-         .gitignore'd and binary files are skipped.",
+         .gitignore'd and binary files are skipped. A path in the host's spill directory \
+         (where results too large to show are saved) may be searched too.",
         root = root.path().display()
     );
     let search_result = |mode: &str, key: &str, items: serde_json::Value| {
@@ -238,6 +239,8 @@ fn grep(
         }
     };
     let requested = args.path.as_deref().unwrap_or(".");
+    let spill_dir = root.for_reading(requested);
+    let root = spill_dir.as_ref().unwrap_or(root);
     let base = root.resolve(requested)?;
     if !base.path.exists() {
         return Err(ToolError::new(format!("\"{requested}\" does not exist")));

@@ -63,7 +63,8 @@ pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, DefinitionError> 
         "Read a text file inside the workspace root {root}. Returns up to {DEFAULT_LIMIT} lines \
          starting at `offset` (the 1-based line number, default 1), each prefixed with its line \
          number; lines longer than {MAX_LINE_CHARS} characters are cut. Paths are relative to \
-         the root, or absolute inside it.",
+         the root, or absolute inside it (or inside the host's spill directory, where results \
+         too large to show are saved).",
         root = root.path().display()
     );
     ToolDefinition::builder("read")
@@ -126,6 +127,8 @@ fn read(
         Some(_) => return Err(ToolError::new("limit must be at least 1")),
     };
     let requested = &args.file_path;
+    let spill_dir = root.for_reading(requested);
+    let root = spill_dir.as_ref().unwrap_or(root);
     let confined = root.resolve(requested)?;
     let file = regular_file(&confined.path, requested)?;
     let mut reader = std::io::BufReader::new(file);

@@ -2,6 +2,7 @@
 //! root; `..` that leaves it, absolute paths outside it and symbolic links whose target
 //! leaves it are refused before any file is opened.
 
+use crate::spill::SpillStore;
 use crate::tool::ToolError;
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -19,6 +20,11 @@ pub struct FsRoot {
     canonical: PathBuf,
     /// The configured root made absolute without resolving links (an alias users may type).
     configured: PathBuf,
+    /// Paths are shown absolute (a spill directory: outside the workspace, so a
+    /// root-relative path would name nothing).
+    absolute_display: bool,
+    /// The host's spill files, which `read` and `grep` may also read.
+    spill: Option<Arc<SpillStore>>,
 }
 
 /// A path resolved inside the root.
@@ -57,6 +63,34 @@ impl FsRoot {
         Ok(FsRoot {
             canonical,
             configured,
+            absolute_display: false,
+            spill: None,
+        })
+    }
+
+    /// The same root, with the host's spill directories readable too.
+    pub fn with_spill(self, spill: Arc<SpillStore>) -> FsRoot {
+        FsRoot {
+            spill: Some(spill),
+            ..self
+        }
+    }
+
+    /// Where a read-only call (`read`, `grep`) resolves `requested`: `None` for this root,
+    /// or the spill directory that holds an absolute path outside it. Writing tools never
+    /// ask, so spill files cannot be changed through them.
+    pub fn for_reading(&self, requested: &str) -> Option<FsRoot> {
+        let path = Path::new(requested);
+        if !path.is_absolute() || self.strip_root(path).is_some() {
+            return None;
+        }
+        let dirs = self.spill.as_ref()?.dirs();
+        let dir = dirs.into_iter().find(|dir| path.starts_with(dir))?;
+        Some(FsRoot {
+            canonical: dir.clone(),
+            configured: dir,
+            absolute_display: true,
+            spill: None,
         })
     }
 
@@ -110,7 +144,7 @@ impl FsRoot {
                     "cannot resolve \"{requested}\": too many levels of symbolic links"
                 )));
             }
-            let link: Arc<str> = Arc::from(display_of(&stack));
+            let link: Arc<str> = Arc::from(self.shown(&stack));
             current.pop();
             stack.pop();
             let rest = if target.is_absolute() {
@@ -130,7 +164,7 @@ impl FsRoot {
         }
         Ok(Confined {
             path: current,
-            display: display_of(&stack),
+            display: self.shown(&stack),
         })
     }
 
@@ -141,7 +175,34 @@ impl FsRoot {
             .components()
             .map(|c| c.as_os_str().to_owned())
             .collect();
-        Some(display_of(&parts))
+        Some(self.shown(&parts))
+    }
+
+    /// Resolves `requested` for a tool that changes files (`write`, `edit`): as
+    /// [`resolve`](Self::resolve), and refused inside a spill directory (even one under the
+    /// root), which is never written but by the host.
+    pub fn resolve_for_writing(&self, requested: &str) -> Result<Confined, ToolError> {
+        let confined = self.resolve(requested)?;
+        if self
+            .spill
+            .as_ref()
+            .is_some_and(|spill| spill.holds(&confined.path))
+        {
+            return Err(ToolError::new(format!(
+                "refused \"{requested}\": the spill directory is read-only"
+            )));
+        }
+        Ok(confined)
+    }
+
+    /// How a resolved path is shown: root-relative, or absolute for a spill directory.
+    fn shown(&self, parts: &[OsString]) -> String {
+        if !self.absolute_display {
+            return display_of(parts);
+        }
+        let mut path = self.canonical.clone();
+        path.extend(parts);
+        path.display().to_string()
     }
 
     /// `path` without the root (canonical or as configured), compared component-wise.

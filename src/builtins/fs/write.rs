@@ -69,7 +69,7 @@ pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, DefinitionError> 
 
 fn write(root: &FsRoot, args: &WriteArgs) -> Result<WriteOutput, ToolError> {
     let requested = &args.file_path;
-    let confined = root.resolve(requested)?;
+    let confined = root.resolve_for_writing(requested)?;
     let created = match std::fs::metadata(&confined.path) {
         Ok(meta) if meta.is_file() => false,
         Ok(meta) if meta.is_dir() => {

@@ -2,7 +2,7 @@
 
 use crate::codegen;
 use crate::json;
-use crate::pipeline::hooks::{BlockFeedback, PostDecision, PreDecision};
+use crate::pipeline::hooks::{BlockFeedback, DispatchLog, PostDecision, PreDecision};
 use crate::registry::RegisteredTool;
 use crate::tool::{Outcome, ToolDefinition, ToolExecution, ToolExecutionResult};
 use dsh_tools_protocol as wire;
@@ -180,5 +180,27 @@ pub fn post_decision(decision: wire::PostToolDecision) -> PostDecision {
             },
             additional_contexts,
         },
+    }
+}
+
+/// A sub-call's logged outcome as its `tools/codeDispatch` notification.
+pub fn dispatch_notification(log: DispatchLog) -> wire::CodeDispatchNotification {
+    let DispatchLog {
+        id,
+        parent,
+        name,
+        arguments,
+        content,
+        is_error,
+        time: (start, end),
+    } = log;
+    wire::CodeDispatchNotification {
+        id,
+        parent,
+        name,
+        arguments,
+        content,
+        is_error,
+        time: wire::DispatchTime { start, end },
     }
 }

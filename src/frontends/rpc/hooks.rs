@@ -1,13 +1,15 @@
 //! Client policy over the wire: `hooks/subscribe` listeners that ask the client
-//! (`hooks/preExecute`, `hooks/guard`, `hooks/postExecute`) and the `client/approve`
-//! approver. Every failure to answer properly fails the call closed.
+//! (`hooks/preExecute`, `hooks/guard`, `hooks/postExecute`, `hooks/codeDispatchLog`) and
+//! the `client/approve` approver. Every failure to answer properly fails the call closed,
+//! except in the dispatch-log stage, where it keeps the logged content.
 
 use super::convert;
 use super::params;
 use crate::pipeline::hooks::{
-    ApprovalOutcome, Approver, Guard, PostDecision, PostExecuteHook, PreDecision, PreExecuteHook,
+    ApprovalOutcome, Approver, DispatchLog, DispatchLogHook, Guard, PostDecision, PostExecuteHook,
+    PreDecision, PreExecuteHook,
 };
-use crate::tool::{Signal, ToolError, ToolExecution, ToolExecutionResult};
+use crate::tool::{ContentBlock, Signal, ToolError, ToolExecution, ToolExecutionResult};
 use crate::transport::Peer;
 use dsh_tools_protocol as wire;
 use futures::future::BoxFuture;
@@ -120,6 +122,31 @@ impl PostExecuteHook for ClientHook {
                 *value = Some(serde_json::Value::Null);
             }
             Ok(convert::post_decision(decision))
+        })
+    }
+}
+
+impl DispatchLogHook for ClientHook {
+    fn name(&self) -> &str {
+        &self.subscription
+    }
+
+    fn shape(
+        &self,
+        outer: &Arc<ToolExecution>,
+        log: &DispatchLog,
+    ) -> BoxFuture<'static, Result<Option<Vec<ContentBlock>>, ToolError>> {
+        let params = wire::CodeDispatchLogParams {
+            subscription: self.subscription.clone(),
+            dispatch: convert::dispatch_notification(log.clone()),
+        };
+        let params = serde_json::to_value(params).unwrap_or_default();
+        // The outer call's signal: sub-calls' own signals fire when the run settles, which
+        // is exactly when the last logs are still being shaped.
+        let answer = self.ask("hooks/codeDispatchLog", params, outer.signal.clone());
+        Box::pin(async move {
+            let raw = answer.await?;
+            decode::<wire::CodeDispatchLogResult>(&raw).map(|answer| answer.content)
         })
     }
 }

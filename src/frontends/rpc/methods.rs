@@ -463,6 +463,7 @@ async fn subscribe(
         wire::HookEvent::PreExecute => runtime.add_pre_execute(params.order, scope, hook),
         wire::HookEvent::Guard => runtime.add_guard(params.order, scope, hook),
         wire::HookEvent::PostExecute => runtime.add_post_execute(params.order, scope, hook),
+        wire::HookEvent::CodeDispatchLog => runtime.add_dispatch_log(params.order, scope, hook),
     };
     subscriptions.insert(subscription.clone(), id);
     Ok(wire::SubscribeResult { subscription })

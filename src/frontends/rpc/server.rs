@@ -94,6 +94,8 @@ where
     session.peer.disconnect();
     while tasks.join_next().await.is_some() {}
     session.mcp.shutdown().await;
+    // Every call has settled: the spill files go (unless `spill.keep`).
+    session.runtime.spill().cleanup();
     drop(connection);
     drop(session);
     outbox.close();

@@ -10,8 +10,8 @@ use crate::runtime::LogStream;
 use crate::tool::{ToolExecution, ToolExecutionResult};
 use crate::transport::{Outbox, Peer};
 use dsh_tools_protocol::{
-    ClientCapabilities, CodeDispatchNotification, CodeDispatchStartNotification,
-    CodeLogNotification, DispatchTime, HostConfig, ListChangedNotification, ResultNotification,
+    ClientCapabilities, CodeDispatchStartNotification, CodeLogNotification, HostConfig,
+    ListChangedNotification, ResultNotification,
 };
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -170,25 +170,7 @@ impl CodeEvents for CodeNotifier {
     }
 
     fn dispatch_end(&self, event: DispatchEnd) {
-        let DispatchEnd {
-            id,
-            parent,
-            name,
-            arguments,
-            content,
-            is_error,
-            time: (start, end),
-        } = event;
-        let time = DispatchTime { start, end };
-        let notification = CodeDispatchNotification {
-            id,
-            parent,
-            name,
-            arguments,
-            content,
-            is_error,
-            time,
-        };
+        let notification = convert::dispatch_notification(event);
         self.0.notify_observed("tools/codeDispatch", &notification);
     }
 

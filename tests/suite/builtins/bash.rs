@@ -109,8 +109,16 @@ async fn the_environment_is_scrubbed_to_an_allowlist() {
 }
 
 #[tokio::test]
-async fn output_keeps_head_and_tail_within_the_cap() {
-    let workspace = Workspace::new();
+async fn output_keeps_head_and_tail_within_the_cap_with_spilling_off() {
+    let mut host = HostConfig::default();
+    host.spill.threshold_bytes = 0;
+    let workspace = Workspace::configured(host, |root| BuiltinsConfig {
+        fs: None,
+        bash: Some(BashConfig {
+            cwd: root.to_owned(),
+            allow: true,
+        }),
+    });
     let result = workspace
         .call(
             "bash",

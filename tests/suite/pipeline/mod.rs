@@ -6,3 +6,4 @@ mod dispatch;
 mod policy;
 mod post_execute;
 mod scheduling;
+mod spill;

@@ -285,7 +285,14 @@ fn default_config() -> Value {
         "permissions": { "allow": [], "deny": [], "ask": [] },
         "mcpServers": {},
         "builtins": {},
-        "transport": { "maxMessageBytes": 67108864, "maxNestingDepth": 20000 }
+        "transport": { "maxMessageBytes": 67108864, "maxNestingDepth": 20000 },
+        "spill": {
+            "thresholdBytes": 40000,
+            "previewBytes": 2000,
+            "dir": null,
+            "keep": false,
+            "maxTotalBytes": 1073741824
+        }
     })
 }
 
@@ -372,7 +379,7 @@ fn an_invalid_config_field_is_invalid_params_naming_it() {
         ),
         (
             json!({ "tool": {} }),
-            "config.tool: unknown field `tool`, expected one of `tools`, `codeRuntime`, `pipeline`, `permissions`, `mcpServers`, `builtins`, `transport`",
+            "config.tool: unknown field `tool`, expected one of `tools`, `codeRuntime`, `pipeline`, `permissions`, `mcpServers`, `builtins`, `transport`, `spill`",
         ),
         (
             json!({ "transport": { "maxBytes": 1 } }),
