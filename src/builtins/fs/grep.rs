@@ -67,6 +67,9 @@ pub enum GrepOutput {
         truncated: bool,
         /// Matching lines in all.
         total: u64,
+        /// Files too large to search (absent when none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        skipped: Vec<String>,
     },
     /// Files with at least one match; `total` counts them.
     FilesWithMatches {
@@ -76,6 +79,9 @@ pub enum GrepOutput {
         truncated: bool,
         /// Matching files in all.
         total: u64,
+        /// Files too large to search (absent when none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        skipped: Vec<String>,
     },
     /// Matching lines per file; `total` counts files.
     Count {
@@ -85,6 +91,9 @@ pub enum GrepOutput {
         truncated: bool,
         /// Matching files in all.
         total: u64,
+        /// Files too large to search (absent when none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        skipped: Vec<String>,
     },
 }
 
@@ -136,7 +145,12 @@ pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, DefinitionError> 
                 "mode": { "type": "string", "const": mode, "required": true },
                 key: { "type": "array", "required": true, "items": items },
                 "truncated": { "type": "boolean", "required": true },
-                "total": { "type": "integer", "required": true }
+                "total": { "type": "integer", "required": true },
+                "skipped": {
+                    "type": "array",
+                    "items": { "type": "string" },
+                    "description": "Files not searched because they are larger than 16 MiB."
+                }
             }
         })
     };
@@ -208,6 +222,8 @@ struct Tally {
     paths: Vec<String>,
     counts: Vec<PathCount>,
     total: u64,
+    /// Files too large to search.
+    skipped: Vec<String>,
 }
 
 fn grep(
@@ -252,6 +268,7 @@ fn grep(
         paths: Vec::new(),
         counts: Vec::new(),
         total: 0,
+        skipped: Vec::new(),
     };
     walk::files(root, &base.path, token, |found| {
         // An explicitly named file is searched whatever the filter says (like ripgrep).
@@ -263,10 +280,11 @@ fn grep(
         {
             return Ok(());
         }
-        let Some(text) = searchable_text(&found.file) else {
-            return Ok(());
-        };
-        tally.search(&regex, found.display, &text);
+        match searchable_text(&found.file) {
+            Searchable::Text(text) => tally.search(&regex, found.display, &text),
+            Searchable::TooLarge => tally.skipped.push(found.display),
+            Searchable::Not => {}
+        }
         Ok(())
     })?;
     Ok(tally.finish())
@@ -315,39 +333,54 @@ impl Tally {
     }
 
     fn finish(self) -> GrepOutput {
-        let (total, truncated) = (self.total, self.total > self.limit);
+        let (total, truncated, skipped) = (self.total, self.total > self.limit, self.skipped);
         match self.mode {
             Mode::Content => GrepOutput::Content {
                 files: self.files,
                 truncated,
                 total,
+                skipped,
             },
             Mode::FilesWithMatches => GrepOutput::FilesWithMatches {
                 paths: self.paths,
                 truncated,
                 total,
+                skipped,
             },
             Mode::Count => GrepOutput::Count {
                 counts: self.counts,
                 truncated,
                 total,
+                skipped,
             },
         }
     }
 }
 
-/// The file's text, or `None` for files grep skips (unreadable, too large, binary).
-fn searchable_text(file: &std::path::Path) -> Option<String> {
-    let meta = std::fs::metadata(file).ok()?;
+/// What grep makes of one file.
+enum Searchable {
+    Text(String),
+    /// Over [`MAX_FILE_BYTES`]: reported, so "no matches" is never a silent skip.
+    TooLarge,
+    /// Unreadable or binary.
+    Not,
+}
+
+fn searchable_text(file: &std::path::Path) -> Searchable {
+    let Ok(meta) = std::fs::metadata(file) else {
+        return Searchable::Not;
+    };
     if meta.len() > MAX_FILE_BYTES {
-        return None;
+        return Searchable::TooLarge;
     }
-    let bytes = std::fs::read(file).ok()?;
+    let Ok(bytes) = std::fs::read(file) else {
+        return Searchable::Not;
+    };
     let probe = &bytes[..bytes.len().min(BINARY_PROBE_BYTES)];
     if probe.contains(&0) {
-        return None;
+        return Searchable::Not;
     }
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    Searchable::Text(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 fn render(output: &GrepOutput) -> String {
@@ -356,6 +389,7 @@ fn render(output: &GrepOutput) -> String {
             files,
             truncated,
             total,
+            ..
         } => (
             files
                 .iter()
@@ -373,11 +407,13 @@ fn render(output: &GrepOutput) -> String {
             paths,
             truncated,
             total,
+            ..
         } => (paths.clone(), *truncated, *total, "files"),
         GrepOutput::Count {
             counts,
             truncated,
             total,
+            ..
         } => (
             counts
                 .iter()
@@ -388,14 +424,27 @@ fn render(output: &GrepOutput) -> String {
             "files",
         ),
     };
-    if lines.is_empty() {
-        return "No matches found".to_owned();
-    }
-    let shown = lines.len();
-    let mut text = lines.join("\n");
-    if truncated {
+    let skipped = match output {
+        GrepOutput::Content { skipped, .. }
+        | GrepOutput::FilesWithMatches { skipped, .. }
+        | GrepOutput::Count { skipped, .. } => skipped,
+    };
+    let mut text = if lines.is_empty() {
+        "No matches found".to_owned()
+    } else {
+        let shown = lines.len();
+        let mut text = lines.join("\n");
+        if truncated {
+            text.push_str(&format!(
+                "\n\n(showing the first {shown} of {total} {unit}; narrow the search or raise head_limit)"
+            ));
+        }
+        text
+    };
+    if !skipped.is_empty() {
         text.push_str(&format!(
-            "\n\n(showing the first {shown} of {total} {unit}; narrow the search or raise head_limit)"
+            "\n\n(not searched, larger than 16 MiB: {}; use read with offset/limit on them)",
+            skipped.join(", ")
         ));
     }
     text
@@ -416,6 +465,7 @@ impl ToolCards for GrepCards {
                 files,
                 truncated,
                 total,
+                ..
             } => SearchResultView::Matches(SearchMatches {
                 title: None,
                 files: files
@@ -439,6 +489,7 @@ impl ToolCards for GrepCards {
                 paths,
                 truncated,
                 total,
+                ..
             } => SearchResultView::Paths(SearchPaths {
                 title: None,
                 paths,

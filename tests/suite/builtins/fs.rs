@@ -602,3 +602,32 @@ async fn builtins_are_off_unless_configured_and_register_all_or_nothing() {
         .collect();
     assert_eq!(visible, ["grep"]);
 }
+
+#[tokio::test]
+async fn grep_names_the_files_it_did_not_search_for_their_size() {
+    let workspace = Workspace::new();
+    workspace.write("small.txt", "needle\n");
+    let mut big = "needle\n".repeat(3 << 20).into_bytes();
+    big.truncate((16 << 20) + 1);
+    workspace.write_bytes("big.log", &big);
+    let result = workspace.call("grep", json!({ "pattern": "needle" })).await;
+    assert_eq!(
+        value(&result),
+        json!({ "mode": "files_with_matches", "paths": ["small.txt"], "truncated": false,
+                "total": 1, "skipped": ["big.log"] })
+    );
+    assert_eq!(
+        result.text(),
+        "small.txt\n\n(not searched, larger than 16 MiB: big.log; use read with offset/limit on them)"
+    );
+    let nothing = workspace
+        .call(
+            "grep",
+            json!({ "pattern": "absent", "output_mode": "count" }),
+        )
+        .await;
+    assert_eq!(
+        nothing.text(),
+        "No matches found\n\n(not searched, larger than 16 MiB: big.log; use read with offset/limit on them)"
+    );
+}
