@@ -86,7 +86,7 @@ fn edit(root: &FsRoot, args: &EditArgs) -> Result<EditOutput, ToolError> {
     }
     let confined = root.resolve_for_writing(requested)?;
     let mut bytes = Vec::new();
-    regular_file(&confined.path, requested)?
+    regular_file(root, &confined.path, requested)?
         .read_to_end(&mut bytes)
         .map_err(|e| file_error("read", requested, &e))?;
     let text = String::from_utf8(bytes)
@@ -108,7 +108,9 @@ fn edit(root: &FsRoot, args: &EditArgs) -> Result<EditOutput, ToolError> {
             )));
         }
     };
-    std::fs::write(&confined.path, edited).map_err(|e| file_error("write", requested, &e))?;
+    super::beneath::create_for_writing(root.path(), &confined.path)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, edited.as_bytes()))
+        .map_err(|e| file_error("write", requested, &e))?;
     Ok(EditOutput {
         path: confined.display,
         replacements: found as u64,

@@ -1,6 +1,7 @@
 //! The file tools (`read`, `write`, `edit`, `glob`, `grep`), every path confined to
 //! `builtins.fs.root` by [`FsRoot`].
 
+mod beneath;
 mod edit;
 mod glob;
 mod grep;
@@ -33,10 +34,14 @@ pub fn definitions(root: &Arc<FsRoot>) -> Result<Vec<ToolDefinition>, Definition
     ])
 }
 
-/// Opens an existing regular file; directories, devices and FIFOs are refused before open
-/// (opening a FIFO would block).
-fn regular_file(path: &Path, requested: &str) -> Result<File, ToolError> {
-    let meta = std::fs::metadata(path).map_err(|e| file_error("open", requested, &e))?;
+/// Opens an existing regular file beneath `root` (see `beneath`); directories, devices
+/// and FIFOs are refused after an open that cannot block.
+fn regular_file(root: &FsRoot, path: &Path, requested: &str) -> Result<File, ToolError> {
+    let file = beneath::open_for_reading(root.path(), path)
+        .map_err(|e| file_error("open", requested, &e))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| file_error("open", requested, &e))?;
     if meta.is_dir() {
         return Err(ToolError::new(format!(
             "\"{requested}\" is a directory, not a file"
@@ -47,7 +52,7 @@ fn regular_file(path: &Path, requested: &str) -> Result<File, ToolError> {
             "\"{requested}\" is not a regular file"
         )));
     }
-    File::open(path).map_err(|e| file_error("open", requested, &e))
+    Ok(file)
 }
 
 /// A file-system failure in words the model can act on.

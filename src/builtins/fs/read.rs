@@ -130,7 +130,7 @@ fn read(
     let spill_dir = root.for_reading(requested);
     let root = spill_dir.as_ref().unwrap_or(root);
     let confined = root.resolve(requested)?;
-    let file = regular_file(&confined.path, requested)?;
+    let file = regular_file(root, &confined.path, requested)?;
     let mut reader = std::io::BufReader::new(file);
     let mut buffer = Vec::new();
     let mut lines = Vec::new();

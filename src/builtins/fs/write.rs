@@ -85,10 +85,8 @@ fn write(root: &FsRoot, args: &WriteArgs) -> Result<WriteOutput, ToolError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
         Err(e) => return Err(file_error("write", requested, &e)),
     };
-    if let Some(parent) = confined.path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| file_error("write", requested, &e))?;
-    }
-    std::fs::write(&confined.path, &args.content)
+    super::beneath::create_for_writing(root.path(), &confined.path)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, args.content.as_bytes()))
         .map_err(|e| file_error("write", requested, &e))?;
     Ok(WriteOutput {
         path: confined.display,

@@ -631,3 +631,54 @@ async fn grep_names_the_files_it_did_not_search_for_their_size() {
         "No matches found\n\n(not searched, larger than 16 MiB: big.log; use read with offset/limit on them)"
     );
 }
+
+/// A directory on the path swapped for a link to outside the root, back and forth, while
+/// writes and reads go through it: the check and the open are one step, so nothing lands
+/// outside and nothing outside is read.
+#[tokio::test]
+async fn a_directory_swapped_for_a_symlink_never_leads_a_write_or_read_outside() {
+    let workspace = Workspace::new();
+    std::fs::write(workspace.outside.join("f.txt"), "secret outside\n").unwrap();
+    let inside = workspace.root.join("d");
+    std::fs::create_dir(&inside).unwrap();
+    std::fs::write(inside.join("f.txt"), "inside\n").unwrap();
+    let (root, outside) = (workspace.root.clone(), workspace.outside.clone());
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapping = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+            let (real, link) = (root.join("d"), root.join("d.link"));
+            std::os::unix::fs::symlink(&outside, &link).unwrap();
+            // Atomic exchanges: `d` is always there, as the directory or as the link.
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                renameat2(
+                    AT_FDCWD,
+                    &real,
+                    AT_FDCWD,
+                    &link,
+                    RenameFlags::RENAME_EXCHANGE,
+                )
+                .unwrap();
+            }
+        })
+    };
+    let mut leaked = 0;
+    for n in 0..3000 {
+        let arguments = json!({ "file_path": "d/f.txt", "content": format!("write {n}\n") });
+        workspace.call("write", arguments).await;
+        let read = workspace
+            .call("read", json!({ "file_path": "d/f.txt" }))
+            .await;
+        if read.text().contains("secret outside") {
+            leaked += 1;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapping.join().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(workspace.outside.join("f.txt")).unwrap(),
+        "secret outside\n"
+    );
+    assert_eq!(leaked, 0, "reads of the outside file");
+}
