@@ -2,6 +2,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use crate::sandbox::SandboxConfig;
 use std::collections::BTreeMap;
 use ts_rs::TS;
 
@@ -33,6 +34,9 @@ pub struct HostConfig {
     /// Wire limits.
     #[serde(default)]
     pub transport: TransportConfig,
+    /// The OS sandbox of `bash`, Python Code Mode and MCP servers (each may override it).
+    #[serde(default)]
+    pub sandbox: SandboxConfig,
 }
 
 /// How tools are presented to the model.
@@ -104,6 +108,10 @@ pub struct CodeRuntimeConfig {
     pub max_heap_mb: u64,
     /// Fresh isolates (and fresh Python interpreters) kept ready (>= 1).
     pub pool_size: u32,
+    /// The sandbox of Python interpreters, over the top-level `sandbox`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub sandbox: Option<SandboxConfig>,
 }
 
 impl Default for CodeRuntimeConfig {
@@ -117,6 +125,7 @@ impl Default for CodeRuntimeConfig {
             max_output_bytes: 64 * 1024 * 1024,
             max_heap_mb: 512,
             pool_size: 2,
+            sandbox: None,
         }
     }
 }
@@ -245,6 +254,11 @@ pub struct McpServerConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub tools: Option<NameFilter>,
+    /// Its sandbox, over the top-level `sandbox`; without it the server is not sandboxed
+    /// (so existing setups keep working).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub sandbox: Option<SandboxConfig>,
 }
 
 fn enabled_by_default() -> bool {
@@ -296,6 +310,10 @@ pub struct BashConfig {
     /// Register the tool.
     #[serde(default = "enabled_by_default")]
     pub allow: bool,
+    /// The sandbox of commands, over the top-level `sandbox`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub sandbox: Option<SandboxConfig>,
 }
 
 /// `transport` section.

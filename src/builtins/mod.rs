@@ -12,7 +12,8 @@ use crate::pipeline::ToolRuntime;
 use crate::registry::RegistryError;
 use crate::tool::{DefinitionError, ToolDefinition};
 use bash::BashSettings;
-use dsh_tools_protocol::BuiltinsConfig;
+use crate::process::sandbox::{families, kernel_support};
+use dsh_tools_protocol::{BuiltinsConfig, SandboxConfig};
 use fs::FsRoot;
 use std::io;
 use std::sync::Arc;
@@ -44,8 +45,12 @@ pub enum BuiltinsError {
     Definition(#[from] DefinitionError),
 }
 
-/// The definitions `config` enables (none for an empty config).
-pub fn definitions(config: &BuiltinsConfig) -> Result<Vec<ToolDefinition>, BuiltinsError> {
+/// The definitions `config` enables (none for an empty config); `bash` is sandboxed by its
+/// own `sandbox` over the top-level `sandbox`.
+pub fn definitions(
+    config: &BuiltinsConfig,
+    sandbox: &SandboxConfig,
+) -> Result<Vec<ToolDefinition>, BuiltinsError> {
     let mut definitions = Vec::new();
     if let Some(fs_config) = &config.fs {
         let root = FsRoot::open(&fs_config.root).map_err(|source| BuiltinsError::FsRoot {
@@ -66,22 +71,37 @@ pub fn definitions(config: &BuiltinsConfig) -> Result<Vec<ToolDefinition>, Built
                 "not a directory",
             )));
         }
+        let sandbox = families::bash(
+            sandbox,
+            bash_config.sandbox.as_ref(),
+            &cwd,
+            &kernel_support(),
+        );
+        if let Some(message) = sandbox.unavailable() {
+            // Fail closed: the tool stays registered and each call fails with this.
+            tracing::warn!("{message}");
+        }
         definitions.push(bash::definition(BashSettings {
             cwd,
             max_output_bytes: bash::DEFAULT_OUTPUT_BYTES,
+            sandbox,
         })?);
     }
     Ok(definitions)
 }
 
 /// Registers the enabled built-ins globally and returns their registration ids; all or
-/// nothing (a failure unregisters what this call registered).
+/// nothing (a failure unregisters what this call registered). With `bash` comes the
+/// pre-execute listener that sends every `dangerouslyDisableSandbox` call to approval.
 pub fn register_builtins(
     runtime: &ToolRuntime,
     config: &BuiltinsConfig,
+    sandbox: &SandboxConfig,
 ) -> Result<Vec<Arc<str>>, BuiltinsError> {
     let mut registered = Vec::new();
-    for definition in definitions(config)? {
+    let definitions = definitions(config, sandbox)?;
+    let has_bash = definitions.iter().any(|d| &*d.name == "bash");
+    for definition in definitions {
         match runtime.register(definition, None) {
             Ok(id) => registered.push(id),
             Err(error) => {
@@ -91,6 +111,9 @@ pub fn register_builtins(
                 return Err(error.into());
             }
         }
+    }
+    if has_bash {
+        runtime.add_pre_execute(i32::MIN, None, Arc::new(bash::escalation::Escalation));
     }
     Ok(registered)
 }
@@ -114,7 +137,7 @@ mod tests {
             }),
             bash: None,
         };
-        register_builtins(&runtime, &config).unwrap();
+        register_builtins(&runtime, &config, &Default::default()).unwrap();
         let input = ToolExecutionInput::new(
             "c1",
             "write",

@@ -1,13 +1,18 @@
 //! `bash`: runs a command with `bash -c` in `builtins.bash.cwd`, with a scrubbed environment,
 //! captured (bounded) stdout and stderr, its exit code or signal, and its whole process group
-//! killed on timeout or cancellation.
+//! killed on timeout or cancellation; sandboxed (`builtins.bash.sandbox` over `sandbox`)
+//! unless a call's `dangerouslyDisableSandbox` was approved.
 
 mod capture;
+mod denial;
+pub mod escalation;
 mod run;
 
 use crate::builtins::cards::{parse, success_meta};
 use crate::builtins::typed::{self, TextRenderer};
 use crate::cards::{TerminalCallView, TerminalResultView, ToolCallView, ToolResultView};
+use crate::process::Sandbox;
+use dsh_tools_protocol::SandboxMode;
 use crate::tool::{CardMeta, DurableResult, ToolCards};
 use crate::tool::{
     Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
@@ -35,12 +40,17 @@ pub struct BashSettings {
     pub cwd: PathBuf,
     /// Bytes kept per stream.
     pub max_output_bytes: usize,
+    /// The sandbox of every call (unless one's escalation was approved).
+    pub sandbox: Sandbox,
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct BashArgs {
     command: String,
     timeout: Option<i64>,
+    #[serde(default)]
+    dangerously_disable_sandbox: bool,
 }
 
 /// The canonical value of a command that ran to its end.
@@ -59,6 +69,10 @@ pub struct BashOutput {
     pub signal: Option<String>,
     /// Whether either stream was cut in the middle.
     pub truncated: bool,
+    /// Set when the sandbox refused what the command tried: what it allows and how to ask
+    /// for escalation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 impl BashOutput {
@@ -79,10 +93,11 @@ impl BashOutput {
 pub fn definition(settings: BashSettings) -> Result<ToolDefinition, DefinitionError> {
     let cwd = settings.cwd.display().to_string();
     let description = format!(
-        "Run a bash command in {cwd} and return its stdout, stderr and exit code. It runs with \
-         the host user's permissions (not a sandbox) and a minimal environment. `timeout` is in \
-         ms (default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}); on timeout the command and \
-         everything it started are killed. Each stream keeps its first and last {half} bytes.",
+        "Run a bash command in {cwd} and return its stdout, stderr and exit code. {sandbox} It \
+         has a minimal environment. `timeout` is in ms (default {DEFAULT_TIMEOUT_MS}, at most \
+         {MAX_TIMEOUT_MS}); on timeout the command and everything it started are killed. Each \
+         stream keeps its first and last {half} bytes.",
+        sandbox = sandbox_sentence(&settings.sandbox),
         half = settings.max_output_bytes / 2
     );
     let settings = Arc::new(settings);
@@ -91,7 +106,8 @@ pub fn definition(settings: BashSettings) -> Result<ToolDefinition, DefinitionEr
         .parameters(json!({
             "command": { "type": "string", "required": true, "description": "The command to run." },
             "timeout": { "type": "integer", "description": "Timeout in milliseconds." },
-            "description": { "type": "string", "description": "What the command does, in a few words (shown to the user)." }
+            "description": { "type": "string", "description": "What the command does, in a few words (shown to the user)." },
+            "dangerouslyDisableSandbox": { "type": "boolean", "description": "Run this one command outside the sandbox; the user is asked to approve it." }
         }))
         .output(json!({
             "type": "object",
@@ -101,7 +117,8 @@ pub fn definition(settings: BashSettings) -> Result<ToolDefinition, DefinitionEr
                 "stderr": { "type": "string", "required": true },
                 "exitCode": { "type": "integer" },
                 "signal": { "type": "string" },
-                "truncated": { "type": "boolean", "required": true }
+                "truncated": { "type": "boolean", "required": true },
+                "sandbox": { "type": "string" }
             }
         }))
         .render(Render::Custom(Arc::new(TextRenderer(render))))
@@ -133,12 +150,22 @@ async fn bash(
         }
     };
     let timeout = Duration::from_millis(timeout_ms.unsigned_abs());
+    if let Some(message) = settings.sandbox.unavailable() {
+        return Err(ToolError::new(message));
+    }
+    // The pipeline asked the user before an escalated call got here (`escalation`).
+    let unsandboxed = Sandbox::off();
+    let sandbox = match args.dangerously_disable_sandbox {
+        true => &unsandboxed,
+        false => &settings.sandbox,
+    };
     let run = run::run(
         &args.command,
         &settings.cwd,
         timeout,
         &ctx.signal,
         settings.max_output_bytes,
+        sandbox,
     )
     .await?;
     let output = BashOutput {
@@ -147,13 +174,25 @@ async fn bash(
         exit_code: None,
         signal: None,
         truncated: run.truncated,
+        sandbox: None,
     };
     match run.ending {
-        Ending::Exited(status) => Ok(BashOutput {
-            exit_code: status.code().map(i64::from),
-            signal: status.signal().map(run::signal_name),
-            ..output
-        }),
+        Ending::Exited(status) => {
+            let exit_code = status.code().map(i64::from);
+            let line = denial::sandbox_line(
+                sandbox,
+                run.scratch.as_deref(),
+                &settings.cwd,
+                exit_code,
+                &output.combined(),
+            );
+            Ok(BashOutput {
+                exit_code,
+                signal: status.signal().map(run::signal_name),
+                sandbox: line,
+                ..output
+            })
+        }
         Ending::TimedOut => {
             let captured = output.combined();
             let mut message = format!(
@@ -169,8 +208,48 @@ async fn bash(
     }
 }
 
-/// What the model reads: the output, then a status line unless the command exited 0.
+/// What the description says of the sandbox.
+fn sandbox_sentence(sandbox: &Sandbox) -> String {
+    let network = if sandbox.network() {
+        "with network access"
+    } else {
+        "without network access"
+    };
+    let escalate = "a command that must go beyond it can set dangerouslyDisableSandbox: true, \
+                    which the user is asked to approve";
+    match sandbox.report().mode {
+        SandboxMode::Off => {
+            "It runs with the host user's permissions (not sandboxed).".to_owned()
+        }
+        SandboxMode::WorkspaceWrite => format!(
+            "It runs sandboxed: it can read everything but write only under {} and $TMPDIR, \
+             {network}; {escalate}.",
+            sandbox
+                .writable()
+                .iter()
+                .map(|root| root.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        SandboxMode::ReadOnly => format!(
+            "It runs sandboxed: it can read everything but write only in $TMPDIR, {network}; \
+             {escalate}."
+        ),
+    }
+}
+
+/// What the model reads: the output, then a status line unless the command exited 0, then
+/// the sandbox's line when it refused something.
 fn render(output: &BashOutput) -> String {
+    let text = render_output(output);
+    match &output.sandbox {
+        Some(line) => format!("{text}\n{line}"),
+        None => text,
+    }
+}
+
+/// The output and its status line.
+fn render_output(output: &BashOutput) -> String {
     let combined = output.combined();
     let text = combined.trim_end_matches('\n');
     let status = match (output.exit_code, &output.signal) {
@@ -256,6 +335,7 @@ mod tests {
             exit_code: exit,
             signal: signal.map(str::to_owned),
             truncated: false,
+            sandbox: None,
         };
         assert_eq!(render(&output), expected);
     }

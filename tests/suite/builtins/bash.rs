@@ -173,6 +173,7 @@ async fn the_pipeline_deadline_kills_the_whole_process_group() {
         bash: Some(BashConfig {
             cwd: root.to_owned(),
             allow: true,
+            sandbox: None,
         }),
     });
     let result = workspace
@@ -213,6 +214,7 @@ async fn refuses_out_of_range_timeouts_and_stays_off_when_not_allowed() {
         bash: Some(BashConfig {
             cwd: root.to_owned(),
             allow: false,
+            sandbox: None,
         }),
     });
     let result = denied.call("bash", json!({ "command": "true" })).await;
