@@ -7,4 +7,5 @@ pub mod mcp;
 pub mod pipeline;
 pub mod policy;
 pub mod runtime;
+pub mod sandbox;
 pub mod wire;

@@ -95,12 +95,11 @@ async fn the_environment_is_scrubbed_to_an_allowlist() {
     let result = workspace
         .call("bash", json!({ "command": "env | cut -d= -f1 | sort" }))
         .await;
-    let mut expected: Vec<&str> = [
-        "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LOGNAME", "TMPDIR", "TZ", "USER",
-    ]
-    .into_iter()
-    .filter(|name| std::env::var_os(name).is_some())
-    .chain(["PATH", "PWD", "SHLVL", "TERM", "_"])
+    // `TMPDIR` is always set: a sandboxed command's is its own scratch dir.
+    let mut expected: Vec<&str> = ["HOME", "LANG", "LC_ALL", "LC_CTYPE", "LOGNAME", "TZ", "USER"]
+        .into_iter()
+        .filter(|name| std::env::var_os(name).is_some())
+        .chain(["PATH", "PWD", "SHLVL", "TERM", "TMPDIR", "_"])
     .collect();
     expected.sort_unstable();
     let mut listed = expected.join("\n");
