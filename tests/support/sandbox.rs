@@ -8,7 +8,7 @@ use super::wire::{Framing, Host};
 use dsh_tools::config::merge;
 use serde_json::{Value, json};
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tempfile::TempDir;
 
@@ -34,6 +34,15 @@ impl Sandboxed {
     /// A host with `bash` in the workspace and Python loaded, `extra` merged into its
     /// config, and `env` added to its environment; `approval` declares the capability.
     pub fn start(extra: Value, env: &[(&str, &str)], approval: bool) -> Sandboxed {
+        Sandboxed::start_in(|_, _| extra, env, approval)
+    }
+
+    /// [`Sandboxed::start`] with the extra config made from the workspace and the outside dir.
+    pub fn start_in(
+        extra: impl FnOnce(&Path, &Path) -> Value,
+        env: &[(&str, &str)],
+        approval: bool,
+    ) -> Sandboxed {
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().canonicalize().unwrap();
         let (root, outside) = (base.join("root"), base.join("outside"));
@@ -43,7 +52,7 @@ impl Sandboxed {
             "builtins": { "bash": { "cwd": root.display().to_string() } },
             "codeRuntime": { "languages": ["python"], "poolSize": 1 }
         });
-        merge(&mut config, extra);
+        merge(&mut config, extra(&root, &outside));
         let mut host = Host::spawn_with_env(&["serve", "--framing", "ndjson"], Framing::Ndjson, env)
             .patient(PATIENCE);
         let initialized = host.initialize(json!({ "approval": approval }), config);
