@@ -113,7 +113,11 @@ pub fn register_builtins(
         }
     }
     if has_bash {
-        runtime.add_pre_execute(i32::MIN, None, Arc::new(bash::escalation::Escalation));
+        runtime.add_pre_execute(
+            bash::escalation::ORDER,
+            None,
+            Arc::new(bash::escalation::Escalation),
+        );
     }
     Ok(registered)
 }

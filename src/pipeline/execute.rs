@@ -167,18 +167,14 @@ impl ToolRuntime {
         execution: &Arc<ToolExecution>,
         hooks: &HookSet,
     ) -> Option<ToolExecutionResult> {
-        // Every ask's reason is kept (in listener order), so the approver reads them all.
-        let mut ask: Option<Vec<String>> = None;
+        let mut ask: Option<Option<String>> = None;
         for listener in hooks.pre.iter().filter(|l| l.applies_to(execution)) {
             match contained(async { listener.hook.decide(execution).await }).await {
                 Ok(PreDecision::Allow) => {}
                 Ok(PreDecision::Deny(reason)) => return Some(denied(reason)),
                 Ok(PreDecision::Ask(reason)) => {
-                    let reasons = ask.get_or_insert_with(Vec::new);
-                    if let Some(reason) = reason
-                        && !reasons.contains(&reason)
-                    {
-                        reasons.push(reason);
+                    if ask.as_ref().is_none_or(Option::is_none) {
+                        ask = Some(reason);
                     }
                 }
                 // A hook that failed because the call was cancelled reports the cancellation.
@@ -192,8 +188,7 @@ impl ToolRuntime {
                 }
             }
         }
-        if let Some(reasons) = ask {
-            let reason = (!reasons.is_empty()).then(|| reasons.join("; "));
+        if let Some(reason) = ask {
             let name = &execution.name;
             let Some(approver) = hooks.approver.clone() else {
                 return Some(denied(reason.unwrap_or_else(|| {

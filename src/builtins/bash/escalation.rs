@@ -8,6 +8,10 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use std::sync::Arc;
 
+/// Its place among pre-execute listeners: first, so its reason is the one the approver
+/// reads (the permission gate follows at `i32::MIN + 1`).
+pub const ORDER: i32 = i32::MIN;
+
 /// The argument that asks for escalation.
 pub const ARGUMENT: &str = "dangerouslyDisableSandbox";
 

@@ -285,7 +285,8 @@ fn default_config() -> Value {
         "permissions": { "allow": [], "deny": [], "ask": [] },
         "mcpServers": {},
         "builtins": {},
-        "transport": { "maxMessageBytes": 67108864, "maxNestingDepth": 20000 }
+        "transport": { "maxMessageBytes": 67108864, "maxNestingDepth": 20000 },
+        "sandbox": {}
     })
 }
 
@@ -304,7 +305,12 @@ fn without_any_config_initialize_reports_the_defaults() {
                     "codeLanguages": ["typescript"],
                     "framing": flag(framing),
                     "maxMessageBytes": 67108864,
-                    "config": default_config()
+                    "config": default_config(),
+                    // Nothing sandboxed is configured; the kernel's support is the probe's.
+                    "sandbox": {
+                        "kernel": response["result"]["capabilities"]["sandbox"]["kernel"],
+                        "mcpServers": {}
+                    }
                 }
             }),
             "{framing:?}"
@@ -372,7 +378,7 @@ fn an_invalid_config_field_is_invalid_params_naming_it() {
         ),
         (
             json!({ "tool": {} }),
-            "config.tool: unknown field `tool`, expected one of `tools`, `codeRuntime`, `pipeline`, `permissions`, `mcpServers`, `builtins`, `transport`",
+            "config.tool: unknown field `tool`, expected one of `tools`, `codeRuntime`, `pipeline`, `permissions`, `mcpServers`, `builtins`, `transport`, `sandbox`",
         ),
         (
             json!({ "transport": { "maxBytes": 1 } }),
