@@ -1,8 +1,8 @@
 //! `HostConfig`: every field optional; unknown fields are errors naming them.
 
+use crate::sandbox::SandboxConfig;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use crate::sandbox::SandboxConfig;
 use std::collections::BTreeMap;
 use ts_rs::TS;
 

@@ -9,10 +9,10 @@ pub mod fs;
 mod typed;
 
 use crate::pipeline::ToolRuntime;
+use crate::process::sandbox::{families, kernel_support};
 use crate::registry::RegistryError;
 use crate::tool::{DefinitionError, ToolDefinition};
 use bash::BashSettings;
-use crate::process::sandbox::{families, kernel_support};
 use dsh_tools_protocol::{BuiltinsConfig, SandboxConfig};
 use fs::FsRoot;
 use std::io;

@@ -26,7 +26,12 @@ pub fn check(config: &HostConfig, json: bool) -> anyhow::Result<i32> {
             .bash
             .iter()
             .map(|sandbox| ("bash".to_owned(), sandbox))
-            .chain(report.python.iter().map(|s| ("Python Code Mode".to_owned(), s)))
+            .chain(
+                report
+                    .python
+                    .iter()
+                    .map(|s| ("Python Code Mode".to_owned(), s)),
+            )
             .chain(
                 report
                     .mcp_servers

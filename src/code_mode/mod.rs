@@ -14,10 +14,10 @@ pub use tool::{EMPTY_RUN, render_run};
 
 use crate::codegen::{self, SdkTool};
 use crate::pipeline::ToolRuntime;
+use crate::process::sandbox::{families, kernel_support};
 use crate::registry::RegistryError;
 use crate::runtime::{IsolatePool, PoolConfig, PythonConfig, PythonPool, RunLimits};
 use crate::tool::{AgentId, ToolError};
-use crate::process::sandbox::{families, kernel_support};
 use dsh_tools_protocol::{CodeLanguage, CodeRuntimeConfig, SandboxConfig};
 use parking_lot::RwLock;
 use std::sync::atomic::{AtomicUsize, Ordering};

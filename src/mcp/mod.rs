@@ -44,8 +44,8 @@ mod supervisor;
 
 pub use names::registered_name;
 
-use crate::registry::Registry;
 use crate::process::sandbox::{families, kernel_support};
+use crate::registry::Registry;
 use dsh_tools_protocol::{McpServerConfig, McpServerState, McpServerStatus, SandboxConfig};
 use link::Link;
 use parking_lot::Mutex;

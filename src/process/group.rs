@@ -125,7 +125,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_leader_that_exits_takes_its_background_jobs_with_it() {
-        let mut group = ProcessGroup::spawn(&mut shell_with_a_background_child(false), &Confinement::none()).unwrap();
+        let mut group = ProcessGroup::spawn(
+            &mut shell_with_a_background_child(false),
+            &Confinement::none(),
+        )
+        .unwrap();
         let straggler = background_pid(&mut group).await;
         assert!(group.wait().await.unwrap().success());
         assert_eq!(group.pid(), None, "the group is forgotten once killed");
@@ -142,12 +146,20 @@ mod tests {
 
     #[tokio::test]
     async fn kill_and_reap_ends_a_running_group_and_drop_kills_an_abandoned_one() {
-        let mut group = ProcessGroup::spawn(&mut shell_with_a_background_child(true), &Confinement::none()).unwrap();
+        let mut group = ProcessGroup::spawn(
+            &mut shell_with_a_background_child(true),
+            &Confinement::none(),
+        )
+        .unwrap();
         let straggler = background_pid(&mut group).await;
         let status = group.kill_and_reap(Duration::from_secs(5)).await.unwrap();
         assert!(!status.success());
 
-        let mut abandoned = ProcessGroup::spawn(&mut shell_with_a_background_child(true), &Confinement::none()).unwrap();
+        let mut abandoned = ProcessGroup::spawn(
+            &mut shell_with_a_background_child(true),
+            &Confinement::none(),
+        )
+        .unwrap();
         let other = background_pid(&mut abandoned).await;
         drop(abandoned);
         for pid in [straggler, other] {

@@ -53,8 +53,9 @@ impl Sandboxed {
             "codeRuntime": { "languages": ["python"], "poolSize": 1 }
         });
         merge(&mut config, extra(&root, &outside));
-        let mut host = Host::spawn_with_env(&["serve", "--framing", "ndjson"], Framing::Ndjson, env)
-            .patient(PATIENCE);
+        let mut host =
+            Host::spawn_with_env(&["serve", "--framing", "ndjson"], Framing::Ndjson, env)
+                .patient(PATIENCE);
         let initialized = host.initialize(json!({ "approval": approval }), config);
         Sandboxed {
             _dir: dir,

@@ -55,7 +55,11 @@ pub fn sandbox_line(
                 return Some(format!(
                     "The sandbox blocked this command: bash may write only {}{}; {escalate}.",
                     roots(sandbox),
-                    if sandbox.network() { "" } else { " and has no network access" }
+                    if sandbox.network() {
+                        ""
+                    } else {
+                        " and has no network access"
+                    }
                 ));
             }
         }
@@ -79,7 +83,9 @@ fn roots(sandbox: &Sandbox) -> String {
 fn paths_in(line: &str, cwd: &Path) -> Vec<PathBuf> {
     line.split([':', '\'', '"', '‘', '’', ' '])
         .map(str::trim)
-        .filter(|piece| piece.starts_with('/') || piece.starts_with("./") || piece.starts_with("../"))
+        .filter(|piece| {
+            piece.starts_with('/') || piece.starts_with("./") || piece.starts_with("../")
+        })
         .map(|piece| cwd.join(piece))
         .collect()
 }

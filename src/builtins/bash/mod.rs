@@ -12,11 +12,11 @@ use crate::builtins::cards::{parse, success_meta};
 use crate::builtins::typed::{self, TextRenderer};
 use crate::cards::{TerminalCallView, TerminalResultView, ToolCallView, ToolResultView};
 use crate::process::Sandbox;
-use dsh_tools_protocol::SandboxMode;
 use crate::tool::{CardMeta, DurableResult, ToolCards};
 use crate::tool::{
     Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
 };
+use dsh_tools_protocol::SandboxMode;
 use run::Ending;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -218,9 +218,7 @@ fn sandbox_sentence(sandbox: &Sandbox) -> String {
     let escalate = "a command that must go beyond it can set dangerouslyDisableSandbox: true, \
                     which the user is asked to approve";
     match sandbox.report().mode {
-        SandboxMode::Off => {
-            "It runs with the host user's permissions (not sandboxed).".to_owned()
-        }
+        SandboxMode::Off => "It runs with the host user's permissions (not sandboxed).".to_owned(),
         SandboxMode::WorkspaceWrite => format!(
             "It runs sandboxed: it can read everything but write only under {} and $TMPDIR, \
              {network}; {escalate}.",

@@ -145,9 +145,11 @@ async fn initialize(
             }
         });
     }
-    session
-        .mcp
-        .start(session.runtime.registry(), &config.mcp_servers, &config.sandbox);
+    session.mcp.start(
+        session.runtime.registry(),
+        &config.mcp_servers,
+        &config.sandbox,
+    );
     *session.capabilities.lock() = params.capabilities;
     *session.config.lock() = config.clone();
     *session.lifecycle.lock() = Lifecycle::Initialized;

@@ -57,7 +57,8 @@ impl Confinement {
         ruleset: OwnedFd,
         namespace: bool,
         seccomp: Option<Arc<BpfProgram>>,
-    ) -> Self {
+    ) -> io::Result<Self> {
+        let ruleset = above_reserved(ruleset)?;
         let namespace = namespace.then(|| {
             let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
             IdMaps {
@@ -65,13 +66,13 @@ impl Confinement {
                 gid: format!("{gid} {gid} 1").into_bytes(),
             }
         });
-        Confinement {
+        Ok(Confinement {
             prepared: Some(Arc::new(Prepared {
                 namespace,
                 ruleset,
                 seccomp,
             })),
-        }
+        })
     }
 
     /// Whether the child will be confined.
@@ -92,6 +93,23 @@ impl Confinement {
             }
         }
     }
+}
+
+/// The lowest descriptor a ruleset may have: callers' own `pre_exec` code places fds
+/// below it (Python's protocol pipes go to 3 and 4 via descriptors of 10 and up, then
+/// `dup2`), which must never replace the ruleset before the child applies it.
+const FIRST_FREE_FD: i32 = 10;
+
+/// `fd`, moved to [`FIRST_FREE_FD`] or above if it is lower (close-on-exec kept).
+fn above_reserved(fd: OwnedFd) -> io::Result<OwnedFd> {
+    if fd.as_raw_fd() >= FIRST_FREE_FD {
+        return Ok(fd);
+    }
+    // SAFETY: F_DUPFD_CLOEXEC on an open fd we own returns a new fd that nothing else owns.
+    let moved = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, FIRST_FREE_FD) };
+    check(moved)?;
+    // SAFETY: `moved` is a fresh descriptor owned by nobody else; `fd` closes on drop.
+    Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(moved) })
 }
 
 /// The child's half; see the module documentation for the order.

@@ -5,7 +5,9 @@
 
 use super::plan::{Family, Sandbox};
 use super::policy::SandboxPolicy;
-use dsh_tools_protocol::{HostConfig, McpServerConfig, SandboxConfig, SandboxReport, SandboxSupport};
+use dsh_tools_protocol::{
+    HostConfig, McpServerConfig, SandboxConfig, SandboxReport, SandboxSupport,
+};
 use std::path::{Path, PathBuf};
 
 /// `bash` running commands in the canonical `cwd`.

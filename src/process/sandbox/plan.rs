@@ -114,7 +114,8 @@ impl Sandbox {
     /// The writable set made canonical, and each read-only root checked to lie outside it.
     fn resolve_roots(&mut self, family: Family<'_>, policy: &SandboxPolicy) -> Result<(), String> {
         if self.mode == SandboxMode::WorkspaceWrite {
-            self.writable.extend(family.workspace.map(Path::to_path_buf));
+            self.writable
+                .extend(family.workspace.map(Path::to_path_buf));
             for root in &policy.writable_roots {
                 let canonical = std::fs::canonicalize(root)
                     .map_err(|e| format!("writableRoots: cannot use \"{root}\": {e}"))?;
@@ -171,11 +172,11 @@ impl Sandbox {
             NetworkIsolation::Seccomp => Some(seccomp::socket_filter()?),
             NetworkIsolation::Namespace | NetworkIsolation::None => None,
         };
-        Ok(Confinement::new(
+        Confinement::new(
             ruleset,
             self.network_isolation == NetworkIsolation::Namespace,
             seccomp,
-        ))
+        )
     }
 
     /// The effective sandbox as `initialize` and `dsh-tools sandbox check` report it.
@@ -262,7 +263,10 @@ mod tests {
         };
         let closed = policy(SandboxMode::ReadOnly, false);
         let sandbox = Sandbox::check(family(None), &closed, &no_userns);
-        assert_eq!(sandbox.report().network_isolation, NetworkIsolation::Seccomp);
+        assert_eq!(
+            sandbox.report().network_isolation,
+            NetworkIsolation::Seccomp
+        );
         let neither = SandboxSupport {
             seccomp: false,
             ..no_userns
@@ -279,11 +283,7 @@ mod tests {
                  builtins.bash.sandbox.mode = \"off\" to run it unsandboxed"
             )
         );
-        let open = Sandbox::check(
-            family(None),
-            &policy(SandboxMode::ReadOnly, true),
-            &neither,
-        );
+        let open = Sandbox::check(family(None), &policy(SandboxMode::ReadOnly, true), &neither);
         assert_eq!(open.unavailable(), None);
     }
 
@@ -295,7 +295,10 @@ mod tests {
         inside.read_only_roots = vec![canonical.join("x").display().to_string()];
         let sandbox = Sandbox::check(family(Some(&canonical)), &inside, &FULL);
         let message = sandbox.unavailable().unwrap_or_default();
-        assert!(message.contains("lies inside the writable root"), "{message}");
+        assert!(
+            message.contains("lies inside the writable root"),
+            "{message}"
+        );
         inside.mode = SandboxMode::ReadOnly;
         let read_only = Sandbox::check(family(Some(&canonical)), &inside, &FULL);
         assert_eq!(read_only.unavailable(), None);

@@ -91,8 +91,7 @@ fn network_namespace_works() -> bool {
         if reaped == pid {
             return libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
         }
-        if reaped < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
-        {
+        if reaped < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
             return false;
         }
     }

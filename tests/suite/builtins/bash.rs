@@ -96,10 +96,12 @@ async fn the_environment_is_scrubbed_to_an_allowlist() {
         .call("bash", json!({ "command": "env | cut -d= -f1 | sort" }))
         .await;
     // `TMPDIR` is always set: a sandboxed command's is its own scratch dir.
-    let mut expected: Vec<&str> = ["HOME", "LANG", "LC_ALL", "LC_CTYPE", "LOGNAME", "TZ", "USER"]
-        .into_iter()
-        .filter(|name| std::env::var_os(name).is_some())
-        .chain(["PATH", "PWD", "SHLVL", "TERM", "TMPDIR", "_"])
+    let mut expected: Vec<&str> = [
+        "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LOGNAME", "TZ", "USER",
+    ]
+    .into_iter()
+    .filter(|name| std::env::var_os(name).is_some())
+    .chain(["PATH", "PWD", "SHLVL", "TERM", "TMPDIR", "_"])
     .collect();
     expected.sort_unstable();
     let mut listed = expected.join("\n");

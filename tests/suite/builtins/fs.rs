@@ -571,7 +571,8 @@ async fn builtins_are_off_unless_configured_and_register_all_or_nothing() {
         }),
         bash: None,
     };
-    let error: BuiltinsError = register_builtins(&runtime, &missing, &Default::default()).unwrap_err();
+    let error: BuiltinsError =
+        register_builtins(&runtime, &missing, &Default::default()).unwrap_err();
     assert_eq!(
         error.to_string(),
         "config.builtins.fs.root: cannot use \"/nonexistent/dsh-root\": No such file or directory (os error 2)"

@@ -62,7 +62,8 @@ fn read_only_blocks_writes_in_the_workspace_too() {
     assert_eq!(result["value"]["exitCode"], 1, "{result}");
     assert!(!sandboxed.inside("inside.txt").exists());
     assert!(result["value"]["sandbox"].is_string(), "{result}");
-    let scratch = sandboxed.bash("echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" && cat /etc/hostname >/dev/null");
+    let scratch = sandboxed
+        .bash("echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" && cat /etc/hostname >/dev/null");
     assert_eq!(stdout(&scratch), "t\n");
     let bash = &sandboxed.report()["bash"];
     assert_eq!(bash["mode"], "read-only");
@@ -76,7 +77,10 @@ fn a_loopback_listener_of_the_host_is_unreachable_without_network_and_reachable_
     assert_eq!(closed.report()["bash"]["networkIsolation"], "namespace");
     let refused = closed.bash(&connect(listener.port()));
     assert_ne!(refused["value"]["exitCode"], 0, "{refused}");
-    assert!(!listener.was_reached(), "the sandboxed command reached the host");
+    assert!(
+        !listener.was_reached(),
+        "the sandboxed command reached the host"
+    );
     let line = refused["value"]["sandbox"].as_str().unwrap_or_default();
     assert!(line.contains("no network access"), "{refused}");
 

@@ -46,7 +46,10 @@ fn a_sandboxed_server_cannot_write_outside_its_workspace_and_an_unsandboxed_one_
     let mut sandboxed = serving(Some(json!({})));
     let report = &sandboxed.report()["mcpServers"]["fs"];
     assert_eq!(report["mode"], "workspace-write");
-    assert_eq!(report["writableRoots"], json!([sandboxed.root.display().to_string()]));
+    assert_eq!(
+        report["writableRoots"],
+        json!([sandboxed.root.display().to_string()])
+    );
     let refused = write(&mut sandboxed, "sandboxed.txt");
     assert_eq!(refused["isError"], true, "{refused}");
     assert!(

@@ -59,7 +59,10 @@ fn sandbox_check_reports_the_kernel_and_each_family() {
             .envs(env.iter().copied())
             .output()
             .unwrap();
-        (output.status.code(), String::from_utf8(output.stdout).unwrap())
+        (
+            output.status.code(),
+            String::from_utf8(output.stdout).unwrap(),
+        )
     };
     let (code, text) = check(&[]);
     assert_eq!(code, Some(0), "{text}");

@@ -65,10 +65,7 @@ fn without_namespaces_seccomp_refuses_the_socket_itself() {
         &[("DSH_TOOLS_SANDBOX_SIMULATE", "no-userns")],
         false,
     );
-    assert_eq!(
-        sandboxed.report()["python"]["networkIsolation"],
-        "seccomp"
-    );
+    assert_eq!(sandboxed.report()["python"]["networkIsolation"], "seccomp");
     let escape = sandboxed.outside("python.txt");
     let run = sandboxed.python(&probe(&escape, listener.port()));
     assert_eq!(
@@ -78,10 +75,7 @@ fn without_namespaces_seccomp_refuses_the_socket_itself() {
     );
     assert!(!listener.was_reached());
     // bash gets the same filter.
-    let bash = sandboxed.bash(&format!(
-        "exec 3<>/dev/tcp/127.0.0.1/{}",
-        listener.port()
-    ));
+    let bash = sandboxed.bash(&format!("exec 3<>/dev/tcp/127.0.0.1/{}", listener.port()));
     assert_ne!(bash["value"]["exitCode"], 0, "{bash}");
     assert!(!listener.was_reached());
 }
