@@ -64,6 +64,7 @@ pub fn ruleset(kernel: u32, writable: &[PathBuf]) -> io::Result<OwnedFd> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

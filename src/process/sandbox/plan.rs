@@ -59,7 +59,11 @@ impl Sandbox {
             mode: policy.mode,
             network: policy.network,
             writable: Vec::new(),
-            read_only: policy.read_only_roots.iter().map(absolute).collect(),
+            read_only: policy
+                .read_only_roots
+                .iter()
+                .map(|root| absolute(root))
+                .collect(),
             network_isolation: NetworkIsolation::None,
             landlock_abi: support.landlock_abi,
             unavailable: None,
@@ -199,11 +203,12 @@ impl Sandbox {
 }
 
 /// `path` made absolute against the host's working directory (not resolved).
-fn absolute(path: &String) -> PathBuf {
+fn absolute(path: &str) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| PathBuf::from(path))
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -98,6 +98,7 @@ fn network_namespace_works() -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

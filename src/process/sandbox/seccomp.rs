@@ -44,6 +44,7 @@ fn compile() -> Result<BpfProgram, seccompiler::Error> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
