@@ -144,6 +144,25 @@ fn dangerously_disable_sandbox_goes_through_client_approve_and_is_denied_without
     assert_eq!(response["result"]["isError"], false, "{response}");
     assert_eq!(std::fs::read_to_string(&escape).unwrap(), "out\n");
 
+    // An ask rule for bash asks once, and the approver still reads the escalation reason.
+    let asking = json!({ "permissions": { "ask": ["Bash"] } });
+    let mut rule = Sandboxed::start(asking, &[], true);
+    let mut reasons = Vec::new();
+    let response = rule.host.request_answering(
+        "tools/execute",
+        json!({ "callId": "c", "name": "bash",
+                "arguments": { "command": "true", "dangerouslyDisableSandbox": true } }),
+        |request| {
+            reasons.push(request["params"]["reason"].clone());
+            json!({ "outcome": "rejected" })
+        },
+    );
+    assert_eq!(reasons, vec![json!(UNSANDBOXED)]);
+    assert_eq!(
+        response["result"]["error"]["message"],
+        "the user rejected tool \"bash\""
+    );
+
     let mut unattended = Sandboxed::start(config, &[], false);
     let escape = unattended.outside("denied.txt");
     let result = unattended.call(
