@@ -1,7 +1,7 @@
 //! Host configuration: `--config FILE` (JSON or TOML) with `initialize.config` merged over
 //! it, validated field by field; every error names the field.
 
-use dsh_tools_protocol::HostConfig;
+use dsh_tools_protocol::{HostConfig, SandboxConfig};
 use serde_json::Value;
 use std::path::Path;
 
@@ -86,7 +86,48 @@ fn naming(path: &serde_path_to_error::Path, message: &str) -> ConfigError {
     }
 }
 
+/// Every `sandbox` section with the field path that names it.
+fn sandboxes(config: &HostConfig) -> Vec<(String, &SandboxConfig)> {
+    let mut found = vec![("config.sandbox".to_owned(), &config.sandbox)];
+    if let Some(own) = config
+        .builtins
+        .bash
+        .as_ref()
+        .and_then(|b| b.sandbox.as_ref())
+    {
+        found.push(("config.builtins.bash.sandbox".to_owned(), own));
+    }
+    if let Some(own) = &config.code_runtime.sandbox {
+        found.push(("config.codeRuntime.sandbox".to_owned(), own));
+    }
+    for (name, server) in &config.mcp_servers {
+        if let Some(own) = &server.sandbox {
+            found.push((format!("config.mcpServers.{name}.sandbox"), own));
+        }
+    }
+    found
+}
+
+/// Roots must be non-empty paths (whether they exist is checked when their family starts,
+/// which then refuses to, naming the root).
+fn validate_sandboxes(config: &HostConfig) -> Result<(), ConfigError> {
+    for (field, sandbox) in sandboxes(config) {
+        for (name, roots) in [
+            ("writableRoots", &sandbox.writable_roots),
+            ("readOnlyRoots", &sandbox.read_only_roots),
+        ] {
+            if roots.iter().flatten().any(|root| root.trim().is_empty()) {
+                return Err(ConfigError(format!(
+                    "{field}.{name}: entries must be non-empty paths"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn validate(config: &HostConfig) -> Result<(), ConfigError> {
+    validate_sandboxes(config)?;
     let runtime = &config.code_runtime;
     let spill = &config.spill;
     let checks: [(bool, &str, &str); 16] = [
@@ -260,6 +301,26 @@ mod tests {
             (
                 json!({ "spill": { "limit": 1 } }),
                 "config.spill.limit: unknown field `limit`",
+            ),
+            (
+                json!({ "sandbox": { "mode": "none" } }),
+                "config.sandbox.mode: unknown variant `none`, expected one of `workspace-write`, `read-only`, `off`",
+            ),
+            (
+                json!({ "sandbox": { "network": "yes" } }),
+                "config.sandbox.network: invalid type: string \"yes\", expected a boolean",
+            ),
+            (
+                json!({ "codeRuntime": { "sandbox": { "writable": [] } } }),
+                "config.codeRuntime.sandbox.writable: unknown field `writable`",
+            ),
+            (
+                json!({ "builtins": { "bash": { "cwd": ".", "sandbox": { "writableRoots": [" "] } } } }),
+                "config.builtins.bash.sandbox.writableRoots: entries must be non-empty paths",
+            ),
+            (
+                json!({ "mcpServers": { "x": { "command": "x", "sandbox": { "readOnlyRoots": [""] } } } }),
+                "config.mcpServers.x.sandbox.readOnlyRoots: entries must be non-empty paths",
             ),
         ];
         for (config, expected) in cases {

@@ -1,6 +1,7 @@
 //! The `dsh-tools` binary: `serve` (default) speaks the wire protocol on stdio; `run`
 //! executes one Code Mode program locally; `sdk` prints the generated SDK; `mcp` serves
-//! the registry to MCP clients. SIGTERM and SIGINT shut every command down in order.
+//! the registry to MCP clients; `sandbox check` reports the OS sandbox. SIGTERM and SIGINT
+//! shut every command down in order.
 
 mod cli;
 
@@ -69,11 +70,27 @@ enum Command {
         #[arg(long)]
         mode: Option<String>,
     },
+    /// Sandbox diagnostics: `check` prints what the kernel supports and what each
+    /// configured tool family would get (exit code 1 when one would refuse to start).
+    Sandbox {
+        #[command(subcommand)]
+        action: SandboxAction,
+    },
     /// Write protocol/generated/ (JSON Schema and TypeScript declarations of the wire types).
     GenerateProtocol {
         /// Output directory.
         #[arg(long, default_value = "protocol/generated")]
         out: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum SandboxAction {
+    /// Print the kernel's support and each family's effective sandbox.
+    Check {
+        /// Print the report as JSON (`initialize`'s `capabilities.sandbox`).
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -176,6 +193,12 @@ fn run() -> anyhow::Result<()> {
             .and_then(|served| served);
             runtime.shutdown_background();
             served
+        }
+        Command::Sandbox {
+            action: SandboxAction::Check { json },
+        } => {
+            let code = cli::sandbox::check(&parsed, json)?;
+            std::process::exit(code);
         }
         Command::GenerateProtocol { out } => {
             std::fs::create_dir_all(&out)?;

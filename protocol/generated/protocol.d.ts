@@ -77,7 +77,11 @@ maxMessageBytes: number,
 /**
  * The effective configuration after merging.
  */
-config: HostConfig, };
+config: HostConfig, 
+/**
+ * The kernel's sandbox support and the effective sandbox of each family.
+ */
+sandbox: SandboxReport, };
 
 export type CancelParams = { 
 /**
@@ -117,7 +121,11 @@ transport: TransportConfig,
 /**
  * Large results saved to files, with a preview and a locator in their place.
  */
-spill: SpillConfig, };
+spill: SpillConfig, 
+/**
+ * The OS sandbox of `bash`, Python Code Mode and MCP servers (each may override it).
+ */
+sandbox: SandboxConfig, };
 
 export type ToolsConfig = { 
 /**
@@ -167,7 +175,11 @@ maxHeapMb: number,
 /**
  * Fresh isolates (and fresh Python interpreters) kept ready (>= 1).
  */
-poolSize: number, };
+poolSize: number, 
+/**
+ * The sandbox of Python interpreters, over the top-level `sandbox`.
+ */
+sandbox?: SandboxConfig, };
 
 export type CodeLanguage = "typescript" | "python";
 
@@ -254,7 +266,12 @@ timeoutMs?: number,
 /**
  * Which of its tools to ingest.
  */
-tools?: NameFilter, };
+tools?: NameFilter, 
+/**
+ * Its sandbox, over the top-level `sandbox`; without it the server is not sandboxed
+ * (so existing setups keep working).
+ */
+sandbox?: SandboxConfig, };
 
 export type NameFilter = { 
 /**
@@ -290,7 +307,11 @@ cwd: string,
 /**
  * Register the tool.
  */
-allow: boolean, };
+allow: boolean, 
+/**
+ * The sandbox of commands, over the top-level `sandbox`.
+ */
+sandbox?: SandboxConfig, };
 
 export type TransportConfig = { 
 /**
@@ -326,6 +347,97 @@ keep: boolean,
  * first (> 0).
  */
 maxTotalBytes: number, };
+
+export type SandboxConfig = { 
+/**
+ * `workspace-write` (default), `read-only` or `off`.
+ */
+mode?: SandboxMode, 
+/**
+ * Whether the process may reach the network (default false).
+ */
+network?: boolean, 
+/**
+ * Further directories writable under `workspace-write` (absolute, or relative to the
+ * host's working directory; each must exist).
+ */
+writableRoots?: Array<string>, 
+/**
+ * Directories that must stay read-only: a family whose writable set contains one
+ * refuses to start (Landlock grants whole trees, so it cannot carve a hole).
+ */
+readOnlyRoots?: Array<string>, };
+
+export type SandboxMode = "workspace-write" | "read-only" | "off";
+
+export type SandboxReport = { 
+/**
+ * What the kernel supports.
+ */
+kernel: SandboxSupport, 
+/**
+ * `bash`, when `builtins.bash` registers it.
+ */
+bash?: FamilySandbox, 
+/**
+ * Python Code Mode interpreters (TypeScript isolates run in-process, not sandboxed
+ * by the OS), when Python is loaded.
+ */
+python?: FamilySandbox, 
+/**
+ * Each enabled MCP server, by name.
+ */
+mcpServers: { [key in string]: FamilySandbox }, };
+
+export type SandboxSupport = { 
+/**
+ * The Landlock ABI version (0: none).
+ */
+landlockAbi: number, 
+/**
+ * Whether an unprivileged user plus network namespace can be created.
+ */
+userNamespaces: boolean, 
+/**
+ * Whether seccomp filters can be installed.
+ */
+seccomp: boolean, };
+
+export type FamilySandbox = { 
+/**
+ * The resolved mode.
+ */
+mode: SandboxMode, 
+/**
+ * Whether the network is reachable.
+ */
+network: boolean, 
+/**
+ * Writable directories besides the per-run scratch dir and null-like devices
+ * (canonical; the workspace first).
+ */
+writableRoots: Array<string>, 
+/**
+ * Directories checked to lie outside every writable root.
+ */
+readOnlyRoots: Array<string>, 
+/**
+ * Filesystem enforcement.
+ */
+filesystem: FilesystemIsolation, 
+/**
+ * Network enforcement.
+ */
+networkIsolation: NetworkIsolation, 
+/**
+ * Set when the kernel (or the configuration) cannot give what is asked: the family
+ * refuses to start and its calls fail with this message.
+ */
+unavailable?: string, };
+
+export type FilesystemIsolation = "landlock" | "none";
+
+export type NetworkIsolation = "namespace" | "seccomp" | "none";
 
 export type ContentBlock = TextContent | ImageContent | { type: string; [key: string]: unknown };
 

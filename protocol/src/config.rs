@@ -1,5 +1,6 @@
 //! `HostConfig`: every field optional; unknown fields are errors naming them.
 
+use crate::sandbox::SandboxConfig;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -36,6 +37,9 @@ pub struct HostConfig {
     /// Large results saved to files, with a preview and a locator in their place.
     #[serde(default)]
     pub spill: SpillConfig,
+    /// The OS sandbox of `bash`, Python Code Mode and MCP servers (each may override it).
+    #[serde(default)]
+    pub sandbox: SandboxConfig,
 }
 
 /// How tools are presented to the model.
@@ -107,6 +111,10 @@ pub struct CodeRuntimeConfig {
     pub max_heap_mb: u64,
     /// Fresh isolates (and fresh Python interpreters) kept ready (>= 1).
     pub pool_size: u32,
+    /// The sandbox of Python interpreters, over the top-level `sandbox`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub sandbox: Option<SandboxConfig>,
 }
 
 impl Default for CodeRuntimeConfig {
@@ -120,6 +128,7 @@ impl Default for CodeRuntimeConfig {
             max_output_bytes: 64 * 1024 * 1024,
             max_heap_mb: 512,
             pool_size: 2,
+            sandbox: None,
         }
     }
 }
@@ -248,6 +257,11 @@ pub struct McpServerConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub tools: Option<NameFilter>,
+    /// Its sandbox, over the top-level `sandbox`; without it the server is not sandboxed
+    /// (so existing setups keep working).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub sandbox: Option<SandboxConfig>,
 }
 
 fn enabled_by_default() -> bool {
@@ -299,6 +313,10 @@ pub struct BashConfig {
     /// Register the tool.
     #[serde(default = "enabled_by_default")]
     pub allow: bool,
+    /// The sandbox of commands, over the top-level `sandbox`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub sandbox: Option<SandboxConfig>,
 }
 
 /// `transport` section.

@@ -14,6 +14,7 @@ pub mod generate;
 pub mod lifecycle;
 pub mod mcp;
 pub mod registry;
+pub mod sandbox;
 
 pub use client::*;
 pub use config::*;
@@ -22,6 +23,7 @@ pub use execution::*;
 pub use lifecycle::*;
 pub use mcp::*;
 pub use registry::*;
+pub use sandbox::*;
 
 /// JSON value as it travels: key order kept, numbers in canonical text.
 pub type JsonValue = serde_json::Value;

@@ -1,6 +1,6 @@
 //! `initialize` / `shutdown` shapes (LSP-style lifecycle).
 
-use crate::HostConfig;
+use crate::{HostConfig, SandboxReport};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -76,6 +76,8 @@ pub struct HostCapabilities {
     pub max_message_bytes: u64,
     /// The effective configuration after merging.
     pub config: HostConfig,
+    /// The kernel's sandbox support and the effective sandbox of each family.
+    pub sandbox: SandboxReport,
 }
 
 /// `$/cancelRequest` params (both directions).

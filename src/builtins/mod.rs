@@ -9,11 +9,12 @@ pub mod fs;
 mod typed;
 
 use crate::pipeline::ToolRuntime;
+use crate::process::sandbox::{families, kernel_support};
 use crate::registry::RegistryError;
 use crate::spill::SpillStore;
 use crate::tool::{DefinitionError, ToolDefinition};
 use bash::BashSettings;
-use dsh_tools_protocol::BuiltinsConfig;
+use dsh_tools_protocol::{BuiltinsConfig, SandboxConfig};
 use fs::FsRoot;
 use std::io;
 use std::sync::Arc;
@@ -46,10 +47,12 @@ pub enum BuiltinsError {
 }
 
 /// The definitions `config` enables (none for an empty config); `spill` holds the files of
-/// `bash` output too long to keep and is readable by `read` and `grep`.
+/// `bash` output too long to keep and is readable by `read` and `grep`; `bash` is sandboxed
+/// by its own `sandbox` over the top-level `sandbox`.
 pub fn definitions(
     config: &BuiltinsConfig,
     spill: &Arc<SpillStore>,
+    sandbox: &SandboxConfig,
 ) -> Result<Vec<ToolDefinition>, BuiltinsError> {
     let mut definitions = Vec::new();
     if let Some(fs_config) = &config.fs {
@@ -72,23 +75,38 @@ pub fn definitions(
                 "not a directory",
             )));
         }
+        let sandbox = families::bash(
+            sandbox,
+            bash_config.sandbox.as_ref(),
+            &cwd,
+            &kernel_support(),
+        );
+        if let Some(message) = sandbox.unavailable() {
+            // Fail closed: the tool stays registered and each call fails with this.
+            tracing::warn!("{message}");
+        }
         definitions.push(bash::definition(BashSettings {
             cwd,
             max_output_bytes: bash::DEFAULT_OUTPUT_BYTES,
             spill: spill.clone(),
+            sandbox,
         })?);
     }
     Ok(definitions)
 }
 
 /// Registers the enabled built-ins globally and returns their registration ids; all or
-/// nothing (a failure unregisters what this call registered).
+/// nothing (a failure unregisters what this call registered). With `bash` comes the
+/// pre-execute listener that sends every `dangerouslyDisableSandbox` call to approval.
 pub fn register_builtins(
     runtime: &ToolRuntime,
     config: &BuiltinsConfig,
+    sandbox: &SandboxConfig,
 ) -> Result<Vec<Arc<str>>, BuiltinsError> {
     let mut registered = Vec::new();
-    for definition in definitions(config, runtime.spill())? {
+    let definitions = definitions(config, runtime.spill(), sandbox)?;
+    let has_bash = definitions.iter().any(|d| &*d.name == "bash");
+    for definition in definitions {
         match runtime.register(definition, None) {
             Ok(id) => registered.push(id),
             Err(error) => {
@@ -98,6 +116,13 @@ pub fn register_builtins(
                 return Err(error.into());
             }
         }
+    }
+    if has_bash {
+        runtime.add_pre_execute(
+            bash::escalation::ORDER,
+            None,
+            Arc::new(bash::escalation::Escalation),
+        );
     }
     Ok(registered)
 }
@@ -121,7 +146,7 @@ mod tests {
             }),
             bash: None,
         };
-        register_builtins(&runtime, &config).unwrap();
+        register_builtins(&runtime, &config, &Default::default()).unwrap();
         let input = ToolExecutionInput::new(
             "c1",
             "write",

@@ -1,8 +1,9 @@
 //! Commands of the binary besides `serve`: run a program, print the SDK, serve MCP,
-//! generate protocol files; and the orderly-shutdown signal they share.
+//! check the sandbox, generate protocol files; and the orderly-shutdown signal they share.
 
 mod mcp;
 mod run;
+pub mod sandbox;
 mod terminate;
 
 pub use mcp::serve_mcp;
@@ -35,11 +36,12 @@ pub async fn local_runtime(config: &HostConfig, mode: PresentationMode) -> anyho
     config.tools.mode = mode;
     let runtime = ToolRuntime::new(&config);
     let code = CodeMode::install(&runtime, config.code_runtime.clone())?;
+    code.set_sandbox(config.sandbox.clone());
     code.set_max_depth(config.transport.max_nesting_depth);
     let policy = PolicySet::install(&runtime, &config)?;
-    dsh_tools::builtins::register_builtins(&runtime, &config.builtins)?;
+    dsh_tools::builtins::register_builtins(&runtime, &config.builtins, &config.sandbox)?;
     let mcp = McpHost::new();
-    mcp.start(runtime.registry(), &config.mcp_servers);
+    mcp.start(runtime.registry(), &config.mcp_servers, &config.sandbox);
     mcp.ready().await;
     Ok(Local {
         runtime,

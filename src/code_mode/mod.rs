@@ -14,10 +14,11 @@ pub use tool::{EMPTY_RUN, render_run};
 
 use crate::codegen::{self, SdkTool};
 use crate::pipeline::ToolRuntime;
+use crate::process::sandbox::{families, kernel_support};
 use crate::registry::RegistryError;
 use crate::runtime::{IsolatePool, PoolConfig, PythonConfig, PythonPool, RunLimits};
 use crate::tool::{AgentId, ToolError};
-use dsh_tools_protocol::{CodeLanguage, CodeRuntimeConfig};
+use dsh_tools_protocol::{CodeLanguage, CodeRuntimeConfig, SandboxConfig};
 use parking_lot::RwLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -25,6 +26,8 @@ use std::sync::{Arc, OnceLock};
 /// Code Mode state shared by every `run_code` call of one runtime.
 pub struct CodeMode {
     config: RwLock<CodeRuntimeConfig>,
+    /// The top-level `sandbox` (`codeRuntime.sandbox` overrides it for Python).
+    sandbox: RwLock<SandboxConfig>,
     pool: OnceLock<Result<IsolatePool, String>>,
     python: OnceLock<Result<PythonPool, String>>,
     events: RwLock<Arc<dyn CodeEvents>>,
@@ -40,6 +43,7 @@ impl CodeMode {
     ) -> Result<Arc<CodeMode>, RegistryError> {
         let code = Arc::new(CodeMode {
             config: RwLock::new(config),
+            sandbox: RwLock::new(SandboxConfig::default()),
             pool: OnceLock::new(),
             python: OnceLock::new(),
             events: RwLock::new(Arc::new(NoEvents)),
@@ -53,6 +57,12 @@ impl CodeMode {
     /// Replaces the budgets of later runs (the pool's size and heap cap are fixed once started).
     pub fn configure(&self, config: CodeRuntimeConfig) {
         *self.config.write() = config;
+    }
+
+    /// The top-level `sandbox` that Python interpreters start under (read when the pool
+    /// starts, like its size).
+    pub fn set_sandbox(&self, sandbox: SandboxConfig) {
+        *self.sandbox.write() = sandbox;
     }
 
     /// Bounds the JSON nesting of later runs' binding arguments and completions, as the
@@ -169,6 +179,11 @@ impl CodeMode {
                     .unwrap_or_else(|| "python3".to_owned()),
                 size: usize::try_from(config.pool_size).unwrap_or(1).max(1),
                 max_heap_mb: config.max_heap_mb,
+                sandbox: families::python(
+                    &self.sandbox.read(),
+                    config.sandbox.as_ref(),
+                    &kernel_support(),
+                ),
             })
             .map_err(|e| e.to_string())
         });

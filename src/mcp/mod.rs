@@ -44,8 +44,9 @@ mod supervisor;
 
 pub use names::registered_name;
 
+use crate::process::sandbox::{families, kernel_support};
 use crate::registry::Registry;
-use dsh_tools_protocol::{McpServerConfig, McpServerState, McpServerStatus};
+use dsh_tools_protocol::{McpServerConfig, McpServerState, McpServerStatus, SandboxConfig};
 use link::Link;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
@@ -87,8 +88,14 @@ impl McpHost {
 
     /// Starts one supervisor per enabled server (in the current tokio runtime); their tools
     /// register into `registry` as they are listed. A second call is ignored: the servers
-    /// of a host are fixed once started.
-    pub fn start(&self, registry: &Arc<Registry>, configs: &BTreeMap<String, McpServerConfig>) {
+    /// of a host are fixed once started. A server with a `sandbox` of its own runs under
+    /// it over `sandbox` (the top-level one); one without runs unsandboxed.
+    pub fn start(
+        &self,
+        registry: &Arc<Registry>,
+        configs: &BTreeMap<String, McpServerConfig>,
+        sandbox: &SandboxConfig,
+    ) {
         let mut servers = self.servers.lock();
         if !servers.is_empty() {
             tracing::warn!(target: "mcp", "MCP servers were already started; ignoring a second start");
@@ -106,6 +113,7 @@ impl McpHost {
                 let supervisor = Supervisor {
                     link: link.clone(),
                     config: config.clone(),
+                    sandbox: families::mcp_server(sandbox, name, config, &kernel_support()),
                     registry: registry.clone(),
                     stop: self.stop.clone(),
                     settled: settled_tx,

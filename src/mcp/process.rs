@@ -1,8 +1,9 @@
 //! The child process of one MCP server: spawned in its own process group with a clean
-//! environment, its stderr forwarded to the log, and terminated as a group and reaped.
+//! environment and its sandbox (none unless `mcpServers.<name>.sandbox` asks), its stderr
+//! forwarded to the log, and terminated as a group and reaped.
 
 use super::link::Link;
-use crate::process::ProcessGroup;
+use crate::process::{ProcessGroup, Sandbox};
 use dsh_tools_protocol::McpServerConfig;
 use nix::sys::signal::Signal;
 use std::process::{ExitStatus, Stdio};
@@ -40,7 +41,12 @@ const INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "U
 /// Starts `config.command` in a new process group. The environment is [`INHERITED_ENV`]
 /// plus the configured `env`; stderr lines go to the log and the last one is kept for
 /// `lastError`.
-pub fn spawn(link: &Arc<Link>, config: &McpServerConfig) -> Result<Spawned, String> {
+pub fn spawn(
+    link: &Arc<Link>,
+    config: &McpServerConfig,
+    sandbox: &Sandbox,
+) -> Result<Spawned, String> {
+    let confinement = sandbox.confine(None).map_err(|e| e.to_string())?;
     let mut command = Command::new(&config.command);
     command
         .args(&config.args)
@@ -57,7 +63,7 @@ pub fn spawn(link: &Arc<Link>, config: &McpServerConfig) -> Result<Spawned, Stri
     if let Some(cwd) = &config.cwd {
         command.current_dir(cwd);
     }
-    let mut group = ProcessGroup::spawn(&mut command)
+    let mut group = ProcessGroup::spawn(&mut command, &confinement)
         .map_err(|e| format!("could not start `{}`: {e}", config.command))?;
     let child = group.child();
     let (Some(stdin), Some(stdout), Some(stderr)) =

@@ -37,6 +37,8 @@ pub struct Supervisor {
     pub link: Arc<Link>,
     /// Its configuration.
     pub config: McpServerConfig,
+    /// Its sandbox, checked when the host started it.
+    pub sandbox: crate::process::Sandbox,
     /// Where its tools are registered.
     pub registry: Arc<Registry>,
     /// Fires on host shutdown.
@@ -146,7 +148,8 @@ impl Supervisor {
 
     /// Spawns, handshakes and lists within the startup deadline, then publishes the tools.
     async fn connect(&self, catalog: &mut Catalog) -> Result<Connection, Ended> {
-        let spawned = process::spawn(&self.link, &self.config).map_err(Ended::Failed)?;
+        let spawned =
+            process::spawn(&self.link, &self.config, &self.sandbox).map_err(Ended::Failed)?;
         let mut process = spawned.process;
         let list_changed = Arc::new(Notify::new());
         let events = ClientEvents {

@@ -12,6 +12,12 @@ use crate::pipeline::{ListenerId, ToolRuntime};
 use dsh_tools_protocol::HostConfig;
 use std::sync::Arc;
 
+/// Where the permission gate stands among pre-execute listeners: right after `bash`'s
+/// sandbox escalation (`i32::MIN`), so that an escalation's reason (the first one of an
+/// `ask` is what the approver reads) says the command would run unsandboxed; before every
+/// client hook.
+pub const PERMISSIONS_ORDER: i32 = i32::MIN + 1;
+
 /// The listeners one configuration installed; `replace` swaps them for a new configuration.
 pub struct PolicySet {
     listeners: Vec<ListenerId>,
@@ -52,7 +58,7 @@ impl PolicySet {
         if !permissions.is_empty() {
             let hook = PermissionHook(Arc::new(permissions));
             self.listeners
-                .push(runtime.add_pre_execute(i32::MIN, None, Arc::new(hook)));
+                .push(runtime.add_pre_execute(PERMISSIONS_ORDER, None, Arc::new(hook)));
         }
         Ok(())
     }

@@ -1,5 +1,6 @@
 //! One spawned process group: spawn as leader, signal the group, reap the leader.
 
+use super::sandbox::Confinement;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use std::io;
@@ -19,8 +20,11 @@ pub struct ProcessGroup {
 }
 
 impl ProcessGroup {
-    /// Spawns `command` as the leader of a new process group (killed if dropped).
-    pub fn spawn(command: &mut Command) -> io::Result<Self> {
+    /// Spawns `command` as the leader of a new process group (killed if dropped), confined
+    /// by `confinement` after fork and before exec (after the caller's own `pre_exec`).
+    /// The one way the host starts a child: every family passes its confinement here.
+    pub fn spawn(command: &mut Command, confinement: &Confinement) -> io::Result<Self> {
+        confinement.install(command);
         let child = command.process_group(0).kill_on_drop(true).spawn()?;
         let group = child
             .id()
@@ -121,7 +125,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_leader_that_exits_takes_its_background_jobs_with_it() {
-        let mut group = ProcessGroup::spawn(&mut shell_with_a_background_child(false)).unwrap();
+        let mut group = ProcessGroup::spawn(
+            &mut shell_with_a_background_child(false),
+            &Confinement::none(),
+        )
+        .unwrap();
         let straggler = background_pid(&mut group).await;
         assert!(group.wait().await.unwrap().success());
         assert_eq!(group.pid(), None, "the group is forgotten once killed");
@@ -138,12 +146,20 @@ mod tests {
 
     #[tokio::test]
     async fn kill_and_reap_ends_a_running_group_and_drop_kills_an_abandoned_one() {
-        let mut group = ProcessGroup::spawn(&mut shell_with_a_background_child(true)).unwrap();
+        let mut group = ProcessGroup::spawn(
+            &mut shell_with_a_background_child(true),
+            &Confinement::none(),
+        )
+        .unwrap();
         let straggler = background_pid(&mut group).await;
         let status = group.kill_and_reap(Duration::from_secs(5)).await.unwrap();
         assert!(!status.success());
 
-        let mut abandoned = ProcessGroup::spawn(&mut shell_with_a_background_child(true)).unwrap();
+        let mut abandoned = ProcessGroup::spawn(
+            &mut shell_with_a_background_child(true),
+            &Confinement::none(),
+        )
+        .unwrap();
         let other = background_pid(&mut abandoned).await;
         drop(abandoned);
         for pid in [straggler, other] {

@@ -1,7 +1,10 @@
 //! Child processes the host starts (`bash` commands, MCP servers, Python interpreters):
 //! each leads its own process group, so one signal reaches everything it forked, and the
-//! group is killed and its leader reaped on every path out, drop included.
+//! group is killed and its leader reaped on every path out, drop included. Each is spawned
+//! with a [`sandbox::Confinement`] (possibly none) applied before it execs.
 
 mod group;
+pub mod sandbox;
 
 pub use group::ProcessGroup;
+pub use sandbox::{Confinement, Sandbox};

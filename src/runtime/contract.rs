@@ -128,6 +128,9 @@ pub enum RuntimeError {
     InvalidConfig(&'static str),
     #[error("the runtime bootstrap failed: {0}")]
     Bootstrap(String),
+    /// The sandbox cannot be applied (fail closed): what is missing and how to opt out.
+    #[error("{0}")]
+    Unavailable(String),
     #[error("could not start an isolate thread: {0}")]
     Thread(String),
     #[error("could not create an isolate: {0}")]

@@ -9,6 +9,7 @@ mod frontends;
 mod mcp;
 mod pipeline;
 mod policy;
+mod process;
 mod prompt;
 mod protocol;
 mod quickstart;

@@ -30,6 +30,7 @@ impl Workspace {
             bash: Some(BashConfig {
                 cwd: root.to_owned(),
                 allow: true,
+                sandbox: None,
             }),
         })
     }
@@ -43,7 +44,7 @@ impl Workspace {
         std::fs::create_dir_all(&outside).unwrap();
         std::fs::write(outside.join("secret.txt"), "TODO secret\n").unwrap();
         let runtime = ToolRuntime::new(&host);
-        register_builtins(&runtime, &builtins(root.to_str().unwrap())).unwrap();
+        register_builtins(&runtime, &builtins(root.to_str().unwrap()), &host.sandbox).unwrap();
         Workspace {
             _dir: dir,
             root,

@@ -81,7 +81,7 @@ impl Host {
         let runtime = ToolRuntime::new(&config);
         let code = CodeMode::install(&runtime, config.code_runtime.clone()).unwrap();
         let mcp = McpHost::new();
-        mcp.start(runtime.registry(), &config.mcp_servers);
+        mcp.start(runtime.registry(), &config.mcp_servers, &config.sandbox);
         tokio::time::timeout(PATIENCE, mcp.ready()).await.unwrap();
         Host { runtime, code, mcp }
     }

@@ -7,5 +7,6 @@ pub mod mcp;
 pub mod pipeline;
 pub mod policy;
 pub mod runtime;
+pub mod sandbox;
 pub mod spill;
 pub mod wire;

@@ -107,8 +107,13 @@ impl Host {
 
     /// Spawns `dsh-tools <args>`; the client speaks (and expects replies in) `speaks`.
     pub fn spawn_with(args: &[&str], speaks: Framing) -> Host {
+        Host::spawn_with_env(args, speaks, &[])
+    }
+
+    /// [`Host::spawn_with`] with `env` added to the host's environment.
+    pub fn spawn_with_env(args: &[&str], speaks: Framing, env: &[(&str, &str)]) -> Host {
         let mut command = Command::new(env!("CARGO_BIN_EXE_dsh-tools"));
-        command.args(args);
+        command.args(args).envs(env.iter().copied());
         Host::spawn_command(command, speaks)
     }
 

@@ -1,21 +1,26 @@
 //! `bash`: runs a command with `bash -c` in `builtins.bash.cwd`, with a scrubbed environment,
 //! captured (bounded) stdout and stderr, its exit code or signal, and its whole process group
-//! killed on timeout or cancellation. With spilling on, a stream past its in-memory window
-//! is streamed whole to a spill file and the value names the file.
+//! killed on timeout or cancellation; sandboxed (`builtins.bash.sandbox` over `sandbox`)
+//! unless a call's `dangerouslyDisableSandbox` was approved. With spilling on, a stream past
+//! its in-memory window is streamed whole to a spill file and the value names the file.
 
 mod capture;
+mod denial;
+pub mod escalation;
 mod run;
 mod spool;
 
 use crate::builtins::cards::{parse, success_meta};
 use crate::builtins::typed::{self, TextRenderer};
 use crate::cards::{TerminalCallView, TerminalResultView, ToolCallView, ToolResultView};
+use crate::process::Sandbox;
 use crate::spill::SpillStore;
 use crate::spill::preview::READ_MORE;
 use crate::tool::{CardMeta, DurableResult, ToolCards};
 use crate::tool::{
     Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
 };
+use dsh_tools_protocol::SandboxMode;
 use run::{Ending, Keep};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -41,6 +46,8 @@ pub struct BashSettings {
     pub max_output_bytes: usize,
     /// Spill files (`spill.thresholdBytes` 0: off, the middle of a long stream is dropped).
     pub spill: Arc<SpillStore>,
+    /// The sandbox of every call (unless one's escalation was approved).
+    pub sandbox: Sandbox,
 }
 
 impl BashSettings {
@@ -74,9 +81,12 @@ pub struct SpilledStream {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct BashArgs {
     command: String,
     timeout: Option<i64>,
+    #[serde(default)]
+    dangerously_disable_sandbox: bool,
 }
 
 /// The canonical value of a command that ran to its end.
@@ -101,6 +111,10 @@ pub struct BashOutput {
     /// Where the whole stderr is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr_spill: Option<SpilledStream>,
+    /// Set when the sandbox refused what the command tried: what it allows and how to ask
+    /// for escalation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 impl BashOutput {
@@ -133,10 +147,10 @@ pub fn definition(settings: BashSettings) -> Result<ToolDefinition, DefinitionEr
         ),
     };
     let description = format!(
-        "Run a bash command in {cwd} and return its stdout, stderr and exit code. It runs with \
-         the host user's permissions (not a sandbox) and a minimal environment. `timeout` is in \
-         ms (default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}); on timeout the command and \
-         everything it started are killed. {kept}"
+        "Run a bash command in {cwd} and return its stdout, stderr and exit code. {sandbox} It \
+         has a minimal environment. `timeout` is in ms (default {DEFAULT_TIMEOUT_MS}, at most \
+         {MAX_TIMEOUT_MS}); on timeout the command and everything it started are killed. {kept}",
+        sandbox = sandbox_sentence(&settings.sandbox),
     );
     let settings = Arc::new(settings);
     ToolDefinition::builder("bash")
@@ -144,7 +158,8 @@ pub fn definition(settings: BashSettings) -> Result<ToolDefinition, DefinitionEr
         .parameters(json!({
             "command": { "type": "string", "required": true, "description": "The command to run." },
             "timeout": { "type": "integer", "description": "Timeout in milliseconds." },
-            "description": { "type": "string", "description": "What the command does, in a few words (shown to the user)." }
+            "description": { "type": "string", "description": "What the command does, in a few words (shown to the user)." },
+            "dangerouslyDisableSandbox": { "type": "boolean", "description": "Run this one command outside the sandbox; the user is asked to approve it." }
         }))
         .output(json!({
             "type": "object",
@@ -156,7 +171,8 @@ pub fn definition(settings: BashSettings) -> Result<ToolDefinition, DefinitionEr
                 "signal": { "type": "string" },
                 "truncated": { "type": "boolean", "required": true },
                 "stdoutSpill": spilled_stream_schema(),
-                "stderrSpill": spilled_stream_schema()
+                "stderrSpill": spilled_stream_schema(),
+                "sandbox": { "type": "string" }
             }
         }))
         .render(Render::Custom(Arc::new(TextRenderer(render))))
@@ -188,12 +204,22 @@ async fn bash(
         }
     };
     let timeout = Duration::from_millis(timeout_ms.unsigned_abs());
+    if let Some(message) = settings.sandbox.unavailable() {
+        return Err(ToolError::new(message));
+    }
+    // The pipeline asked the user before an escalated call got here (`escalation`).
+    let unsandboxed = Sandbox::off();
+    let sandbox = match args.dangerously_disable_sandbox {
+        true => &unsandboxed,
+        false => &settings.sandbox,
+    };
     let run = run::run(
         &args.command,
         &settings.cwd,
         timeout,
         &ctx.signal,
         &settings.keep(),
+        sandbox,
     )
     .await?;
     let spilled = |stream: &spool::Spooled| {
@@ -210,13 +236,25 @@ async fn bash(
         stderr_spill: spilled(&run.stderr),
         stdout: run.stdout.text,
         stderr: run.stderr.text,
+        sandbox: None,
     };
     match run.ending {
-        Ending::Exited(status) => Ok(BashOutput {
-            exit_code: status.code().map(i64::from),
-            signal: status.signal().map(run::signal_name),
-            ..output
-        }),
+        Ending::Exited(status) => {
+            let exit_code = status.code().map(i64::from);
+            let line = denial::sandbox_line(
+                sandbox,
+                run.scratch.as_deref(),
+                &settings.cwd,
+                exit_code,
+                &output.combined(),
+            );
+            Ok(BashOutput {
+                exit_code,
+                signal: status.signal().map(run::signal_name),
+                sandbox: line,
+                ..output
+            })
+        }
         Ending::TimedOut => {
             let captured = output.combined();
             let mut message = format!(
@@ -244,9 +282,46 @@ fn spilled_stream_schema() -> Value {
     })
 }
 
+/// What the description says of the sandbox.
+fn sandbox_sentence(sandbox: &Sandbox) -> String {
+    let network = if sandbox.network() {
+        "with network access"
+    } else {
+        "without network access"
+    };
+    let escalate = "a command that must go beyond it can set dangerouslyDisableSandbox: true, \
+                    which the user is asked to approve";
+    match sandbox.report().mode {
+        SandboxMode::Off => "It runs with the host user's permissions (not sandboxed).".to_owned(),
+        SandboxMode::WorkspaceWrite => format!(
+            "It runs sandboxed: it can read everything but write only under {} and $TMPDIR, \
+             {network}; {escalate}.",
+            sandbox
+                .writable()
+                .iter()
+                .map(|root| root.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        SandboxMode::ReadOnly => format!(
+            "It runs sandboxed: it can read everything but write only in $TMPDIR, {network}; \
+             {escalate}."
+        ),
+    }
+}
+
 /// What the model reads: the output, how to read a spilled stream, then a status line
-/// unless the command exited 0.
+/// unless the command exited 0, then the sandbox's line when it refused something.
 fn render(output: &BashOutput) -> String {
+    let text = render_output(output);
+    match &output.sandbox {
+        Some(line) => format!("{text}\n{line}"),
+        None => text,
+    }
+}
+
+/// The output (with the read-more line of a spilled stream) and its status line.
+fn render_output(output: &BashOutput) -> String {
     let mut combined = output.combined();
     if output.stdout_spill.is_some() || output.stderr_spill.is_some() {
         if !combined.ends_with('\n') {
@@ -340,6 +415,7 @@ mod tests {
             truncated: false,
             stdout_spill: None,
             stderr_spill: None,
+            sandbox: None,
         };
         assert_eq!(render(&output), expected);
     }

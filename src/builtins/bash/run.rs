@@ -1,17 +1,19 @@
 //! Running one command in its own process group: output captured within a budget, and the
 //! whole group killed (and the shell reaped) when the command exits, times out or the call
-//! is cancelled — background jobs never outlive the call.
+//! is cancelled — background jobs never outlive the call. A sandboxed command gets a fresh
+//! scratch dir as `$TMPDIR` (writable, removed afterwards).
 
 use super::spool::{Spool, Spooled};
-use crate::process::ProcessGroup;
+use crate::process::{ProcessGroup, Sandbox};
 use crate::spill::SpillStore;
 use crate::tool::{Signal, ToolError};
 use nix::sys::signal::Signal as UnixSignal;
 use parking_lot::Mutex;
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::task::JoinHandle;
@@ -48,6 +50,8 @@ pub struct Run {
     pub stdout: Spooled,
     /// Captured stderr.
     pub stderr: Spooled,
+    /// The scratch dir it had (already removed), when sandboxed.
+    pub scratch: Option<PathBuf>,
 }
 
 /// How output is kept: bytes held per stream, and where the rest goes.
@@ -61,13 +65,40 @@ pub struct Keep {
     pub preview: usize,
 }
 
-/// Runs `bash -c command` in `cwd` with a scrubbed environment.
+/// A sandboxed command's `$TMPDIR`, removed with everything in it when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn create() -> std::io::Result<Scratch> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "dsh-tools-bash-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir(&path)?;
+        Ok(Scratch(path))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Err(error) = std::fs::remove_dir_all(&self.0)
+            && error.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!("could not remove {}: {error}", self.0.display());
+        }
+    }
+}
+
+/// Runs `bash -c command` in `cwd` with a scrubbed environment, confined by `sandbox`.
 pub async fn run(
     command: &str,
     cwd: &Path,
     timeout: Duration,
     signal: &Signal,
     keep: &Keep,
+    sandbox: &Sandbox,
 ) -> Result<Run, ToolError> {
     let mut shell = tokio::process::Command::new("bash");
     shell
@@ -79,7 +110,19 @@ pub async fn run(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut group = ProcessGroup::spawn(&mut shell)
+    let scratch = match sandbox.is_off() {
+        true => None,
+        false => Some(Scratch::create().map_err(|e| {
+            ToolError::new(format!("cannot create the command's scratch dir: {e}"))
+        })?),
+    };
+    if let Some(scratch) = &scratch {
+        shell.env("TMPDIR", &scratch.0);
+    }
+    let confinement = sandbox
+        .confine(scratch.as_ref().map(|s| s.0.as_path()))
+        .map_err(|e| ToolError::new(format!("cannot sandbox bash: {e}")))?;
+    let mut group = ProcessGroup::spawn(&mut shell, &confinement)
         .map_err(|e| ToolError::new(format!("cannot start bash: {e}")))?;
     let stdout = capture(
         group.child().stdout.take(),
@@ -111,6 +154,7 @@ pub async fn run(
         ending,
         stdout,
         stderr,
+        scratch: scratch.as_ref().map(|s| s.0.clone()),
     })
 }
 

@@ -7,6 +7,7 @@ use super::{client_tool, convert, params};
 use crate::config;
 use crate::pipeline::wrappers::ToolMetrics;
 use crate::policy::PolicySet;
+use crate::process::sandbox;
 use crate::registry::Restriction;
 use crate::tool::{AgentId, Signal, ToolExecutionInput};
 use dsh_tools_protocol::{self as wire, CodeLanguage, error_codes};
@@ -123,7 +124,7 @@ async fn initialize(
     .map_err(|e| invalid_params(format!("invalid params: {e}")))?;
     drop(policy);
     session.runtime.configure(&config);
-    crate::builtins::register_builtins(&session.runtime, &config.builtins)
+    crate::builtins::register_builtins(&session.runtime, &config.builtins, &config.sandbox)
         .map_err(|e| invalid_params(format!("invalid params: {e}")))?;
     if params.capabilities.approval {
         session
@@ -131,6 +132,7 @@ async fn initialize(
             .set_approver(Some(Arc::new(ClientApprover(session.peer.clone()))));
     }
     session.code.configure(config.code_runtime.clone());
+    session.code.set_sandbox(config.sandbox.clone());
     session
         .code
         .set_max_depth(config.transport.max_nesting_depth);
@@ -143,9 +145,11 @@ async fn initialize(
             }
         });
     }
-    session
-        .mcp
-        .start(session.runtime.registry(), &config.mcp_servers);
+    session.mcp.start(
+        session.runtime.registry(),
+        &config.mcp_servers,
+        &config.sandbox,
+    );
     *session.capabilities.lock() = params.capabilities;
     *session.config.lock() = config.clone();
     *session.lifecycle.lock() = Lifecycle::Initialized;
@@ -164,6 +168,7 @@ async fn initialize(
                 .collect(),
             framing: session.framing.lock().clone(),
             max_message_bytes: config.transport.max_message_bytes,
+            sandbox: sandbox::families::report(&config, &sandbox::kernel_support()),
             config,
         },
     })

@@ -12,11 +12,12 @@ use tokio_util::sync::CancellationToken;
 use super::frames;
 use super::run::drive;
 use super::spawn::{self, Interpreter};
+use crate::process::Sandbox;
 use crate::runtime::contract::{FailureKind, RunFailure, RunOutcome, RunRequest, RuntimeError};
 use crate::runtime::verdict;
 
 /// How the pool starts interpreters.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct PythonConfig {
     /// `python3` (looked up on PATH) or a path.
     pub interpreter: String,
@@ -24,6 +25,8 @@ pub struct PythonConfig {
     pub size: usize,
     /// Address-space cap of one interpreter (RLIMIT_AS), in MiB.
     pub max_heap_mb: u64,
+    /// Applied to each interpreter before it boots (its scratch dir is writable too).
+    pub sandbox: Sandbox,
 }
 
 /// Pause before trying again after an interpreter failed to start.
@@ -63,6 +66,9 @@ impl PythonPool {
                 "max_heap_mb must be at least 1",
             ));
         }
+        if let Some(message) = config.sandbox.unavailable() {
+            return Err(RuntimeError::Unavailable(message.to_owned()));
+        }
         let interpreter =
             spawn::find_interpreter(&config.interpreter).map_err(RuntimeError::Bootstrap)?;
         let (sender, receiver) = mpsc::channel(config.size);
@@ -70,8 +76,11 @@ impl PythonPool {
         let closed = CancellationToken::new();
         tokio::spawn(refill(
             sender,
-            interpreter,
-            config.max_heap_mb,
+            Arc::new(Start {
+                interpreter,
+                max_heap_mb: config.max_heap_mb,
+                sandbox: config.sandbox,
+            }),
             ready_count.clone(),
             closed.clone(),
         ));
@@ -121,16 +130,21 @@ impl PythonPool {
     }
 }
 
+/// How each interpreter of the pool starts.
+struct Start {
+    interpreter: PathBuf,
+    max_heap_mb: u64,
+    sandbox: Sandbox,
+}
+
 /// Starts interpreters as runs take them, each booting on a task of its own, until the
 /// pool closes.
 async fn refill(
     sender: mpsc::Sender<Interpreter>,
-    interpreter: PathBuf,
-    max_heap_mb: u64,
+    start: Arc<Start>,
     ready_count: Arc<AtomicUsize>,
     closed: CancellationToken,
 ) {
-    let interpreter = Arc::new(interpreter);
     loop {
         let permit = tokio::select! {
             () = closed.cancelled() => return,
@@ -139,18 +153,17 @@ async fn refill(
                 Err(_) => return,
             },
         };
-        let (interpreter, ready_count, closed) =
-            (interpreter.clone(), ready_count.clone(), closed.clone());
+        let (start, ready_count, closed) = (start.clone(), ready_count.clone(), closed.clone());
         tokio::spawn(async move {
             tokio::select! {
                 () = closed.cancelled() => {}
-                booted = boot(&interpreter, max_heap_mb) => match booted {
+                booted = boot(&start) => match booted {
                     Ok(fresh) => {
                         permit.send(fresh);
                         ready_count.fetch_add(1, Ordering::Relaxed);
                     }
                     Err(error) => {
-                        tracing::warn!("could not start {}: {error}", interpreter.display());
+                        tracing::warn!("could not start {}: {error}", start.interpreter.display());
                         // The permit is held through the pause, so failures do not spin.
                         tokio::time::sleep(RESPAWN_BACKOFF).await;
                     }
@@ -162,8 +175,9 @@ async fn refill(
 
 /// Starts an interpreter and waits until it says it is ready: only a booted interpreter is
 /// handed out, so its start-up costs a run neither wall time nor compute budget.
-async fn boot(interpreter: &std::path::Path, max_heap_mb: u64) -> Result<Interpreter, String> {
-    let mut fresh = spawn::spawn(interpreter, max_heap_mb).map_err(|e| e.to_string())?;
+async fn boot(start: &Start) -> Result<Interpreter, String> {
+    let mut fresh = spawn::spawn(&start.interpreter, start.max_heap_mb, &start.sandbox)
+        .map_err(|e| e.to_string())?;
     let from_child = fresh
         .from_child
         .as_mut()

@@ -1,6 +1,7 @@
 //! Starts one contained interpreter: `python3 -I -B -c <bootstrap>` with an empty
-//! environment, a scratch working directory, its own process group, rlimits, and the
-//! private protocol on fds 3 (host → child) and 4 (child → host).
+//! environment, a scratch working directory, its own process group, rlimits, the private
+//! protocol on fds 3 (host → child) and 4 (child → host), and the OS sandbox (writable:
+//! the scratch dir) applied before it execs, so before it takes a run.
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -13,7 +14,7 @@ use nix::sys::resource::{Resource, setrlimit};
 use tokio::net::unix::pipe;
 use tokio::process::Command;
 
-use crate::process::ProcessGroup;
+use crate::process::{ProcessGroup, Sandbox};
 
 /// The isolate-side half of the runtime, run with `-c`.
 const BOOTSTRAP: &str = include_str!("bootstrap.py");
@@ -84,8 +85,13 @@ pub(super) fn find_interpreter(name: &str) -> Result<PathBuf, String> {
     })
 }
 
-/// Starts an interpreter whose address space is capped at `max_heap_mb` MiB.
-pub(super) fn spawn(interpreter: &Path, max_heap_mb: u64) -> io::Result<Interpreter> {
+/// Starts an interpreter whose address space is capped at `max_heap_mb` MiB, confined by
+/// `sandbox` with its scratch dir writable.
+pub(super) fn spawn(
+    interpreter: &Path,
+    max_heap_mb: u64,
+    sandbox: &Sandbox,
+) -> io::Result<Interpreter> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let scratch = std::env::temp_dir().join(format!(
         "dsh-tools-py-{}-{}",
@@ -129,7 +135,9 @@ pub(super) fn spawn(interpreter: &Path, max_heap_mb: u64) -> io::Result<Interpre
             Ok(())
         });
     }
-    let spawned = ProcessGroup::spawn(&mut command);
+    let spawned = sandbox
+        .confine(Some(&scratch))
+        .and_then(|confinement| ProcessGroup::spawn(&mut command, &confinement));
     drop((child_reads, child_writes));
     let process = match spawned {
         Ok(process) => process,

@@ -95,12 +95,13 @@ async fn the_environment_is_scrubbed_to_an_allowlist() {
     let result = workspace
         .call("bash", json!({ "command": "env | cut -d= -f1 | sort" }))
         .await;
+    // `TMPDIR` is always set: a sandboxed command's is its own scratch dir.
     let mut expected: Vec<&str> = [
-        "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LOGNAME", "TMPDIR", "TZ", "USER",
+        "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LOGNAME", "TZ", "USER",
     ]
     .into_iter()
     .filter(|name| std::env::var_os(name).is_some())
-    .chain(["PATH", "PWD", "SHLVL", "TERM", "_"])
+    .chain(["PATH", "PWD", "SHLVL", "TERM", "TMPDIR", "_"])
     .collect();
     expected.sort_unstable();
     let mut listed = expected.join("\n");
@@ -117,6 +118,7 @@ async fn output_keeps_head_and_tail_within_the_cap_with_spilling_off() {
         bash: Some(BashConfig {
             cwd: root.to_owned(),
             allow: true,
+            sandbox: None,
         }),
     });
     let result = workspace
@@ -181,6 +183,7 @@ async fn the_pipeline_deadline_kills_the_whole_process_group() {
         bash: Some(BashConfig {
             cwd: root.to_owned(),
             allow: true,
+            sandbox: None,
         }),
     });
     let result = workspace
@@ -221,6 +224,7 @@ async fn refuses_out_of_range_timeouts_and_stays_off_when_not_allowed() {
         bash: Some(BashConfig {
             cwd: root.to_owned(),
             allow: false,
+            sandbox: None,
         }),
     });
     let result = denied.call("bash", json!({ "command": "true" })).await;

@@ -561,7 +561,7 @@ async fn reads_may_overlap_and_writes_are_exclusive() {
 #[tokio::test]
 async fn builtins_are_off_unless_configured_and_register_all_or_nothing() {
     let runtime = ToolRuntime::new(&HostConfig::default());
-    let ids = register_builtins(&runtime, &BuiltinsConfig::default()).unwrap();
+    let ids = register_builtins(&runtime, &BuiltinsConfig::default(), &Default::default()).unwrap();
     assert!(ids.is_empty());
     assert!(runtime.registry().visible(None).is_empty());
 
@@ -571,7 +571,8 @@ async fn builtins_are_off_unless_configured_and_register_all_or_nothing() {
         }),
         bash: None,
     };
-    let error: BuiltinsError = register_builtins(&runtime, &missing).unwrap_err();
+    let error: BuiltinsError =
+        register_builtins(&runtime, &missing, &Default::default()).unwrap_err();
     assert_eq!(
         error.to_string(),
         "config.builtins.fs.root: cannot use \"/nonexistent/dsh-root\": No such file or directory (os error 2)"
@@ -589,7 +590,7 @@ async fn builtins_are_off_unless_configured_and_register_all_or_nothing() {
         }),
         bash: None,
     };
-    let error = register_builtins(&runtime, &fs_only).unwrap_err();
+    let error = register_builtins(&runtime, &fs_only, &Default::default()).unwrap_err();
     assert_eq!(
         error.to_string(),
         "tool \"grep\" is already registered in this layer"

@@ -2,3 +2,4 @@
 
 mod bash;
 mod fs;
+mod sandbox;

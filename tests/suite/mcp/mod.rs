@@ -3,3 +3,4 @@
 mod fixture;
 mod ingest;
 mod lifecycle;
+mod sandbox;

@@ -292,7 +292,8 @@ fn default_config() -> Value {
             "dir": null,
             "keep": false,
             "maxTotalBytes": 1073741824
-        }
+        },
+        "sandbox": {}
     })
 }
 
@@ -311,7 +312,12 @@ fn without_any_config_initialize_reports_the_defaults() {
                     "codeLanguages": ["typescript"],
                     "framing": flag(framing),
                     "maxMessageBytes": 67108864,
-                    "config": default_config()
+                    "config": default_config(),
+                    // Nothing sandboxed is configured; the kernel's support is the probe's.
+                    "sandbox": {
+                        "kernel": response["result"]["capabilities"]["sandbox"]["kernel"],
+                        "mcpServers": {}
+                    }
                 }
             }),
             "{framing:?}"
@@ -379,7 +385,7 @@ fn an_invalid_config_field_is_invalid_params_naming_it() {
         ),
         (
             json!({ "tool": {} }),
-            "config.tool: unknown field `tool`, expected one of `tools`, `codeRuntime`, `pipeline`, `permissions`, `mcpServers`, `builtins`, `transport`, `spill`",
+            "config.tool: unknown field `tool`, expected one of `tools`, `codeRuntime`, `pipeline`, `permissions`, `mcpServers`, `builtins`, `transport`, `spill`, `sandbox`",
         ),
         (
             json!({ "transport": { "maxBytes": 1 } }),

@@ -2,3 +2,4 @@
 
 mod hostile;
 mod languages;
+mod sandbox;

@@ -1,0 +1,124 @@
+//! The OS sandbox: `sandbox` and its per-family overrides in the config, and the effective
+//! policy each family gets, as `initialize` reports it (`capabilities.sandbox`).
+
+use crate::config::Map;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// What a sandboxed process may write.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Read everything; write the workspace, the per-run scratch dir, null-like devices and
+    /// `writableRoots` (the default).
+    #[default]
+    WorkspaceWrite,
+    /// Read everything; write only the per-run scratch dir and null-like devices.
+    ReadOnly,
+    /// No sandbox: the process runs with the host user's full rights.
+    Off,
+}
+
+/// `sandbox` (and `builtins.bash.sandbox`, `codeRuntime.sandbox`, `mcpServers.<name>.sandbox`):
+/// every field optional; a family's field wins over the top-level one, which wins over the
+/// default.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct SandboxConfig {
+    /// `workspace-write` (default), `read-only` or `off`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub mode: Option<SandboxMode>,
+    /// Whether the process may reach the network (default false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub network: Option<bool>,
+    /// Further directories writable under `workspace-write` (absolute, or relative to the
+    /// host's working directory; each must exist).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub writable_roots: Option<Vec<String>>,
+    /// Directories that must stay read-only: a family whose writable set contains one
+    /// refuses to start (Landlock grants whole trees, so it cannot carve a hole).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub read_only_roots: Option<Vec<String>>,
+}
+
+/// How the filesystem rules are enforced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum FilesystemIsolation {
+    /// A Landlock ruleset applied before exec.
+    Landlock,
+    /// Not confined (`mode: "off"`).
+    None,
+}
+
+/// How `network: false` is enforced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum NetworkIsolation {
+    /// A new user and network namespace: only a loopback that is down.
+    Namespace,
+    /// A seccomp filter refusing `socket` for every family but `AF_UNIX`.
+    Seccomp,
+    /// Not confined (`network: true` or `mode: "off"`).
+    None,
+}
+
+/// What the kernel offers, as the host probed it once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxSupport {
+    /// The Landlock ABI version (0: none).
+    pub landlock_abi: u32,
+    /// Whether an unprivileged user plus network namespace can be created.
+    pub user_namespaces: bool,
+    /// Whether seccomp filters can be installed.
+    pub seccomp: bool,
+}
+
+/// The effective sandbox of one tool family.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct FamilySandbox {
+    /// The resolved mode.
+    pub mode: SandboxMode,
+    /// Whether the network is reachable.
+    pub network: bool,
+    /// Writable directories besides the per-run scratch dir and null-like devices
+    /// (canonical; the workspace first).
+    pub writable_roots: Vec<String>,
+    /// Directories checked to lie outside every writable root.
+    pub read_only_roots: Vec<String>,
+    /// Filesystem enforcement.
+    pub filesystem: FilesystemIsolation,
+    /// Network enforcement.
+    pub network_isolation: NetworkIsolation,
+    /// Set when the kernel (or the configuration) cannot give what is asked: the family
+    /// refuses to start and its calls fail with this message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub unavailable: Option<String>,
+}
+
+/// `capabilities.sandbox` of `initialize`: the kernel's support and each family's sandbox.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxReport {
+    /// What the kernel supports.
+    pub kernel: SandboxSupport,
+    /// `bash`, when `builtins.bash` registers it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub bash: Option<FamilySandbox>,
+    /// Python Code Mode interpreters (TypeScript isolates run in-process, not sandboxed
+    /// by the OS), when Python is loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub python: Option<FamilySandbox>,
+    /// Each enabled MCP server, by name.
+    pub mcp_servers: Map<FamilySandbox>,
+}

@@ -1,0 +1,75 @@
+//! `dsh-tools sandbox check`: what the kernel supports and the sandbox each configured tool
+//! family would get, as text (or `--json`, the shape of `initialize`'s
+//! `capabilities.sandbox`); exit code 1 when a family would refuse to start.
+
+use dsh_tools::process::sandbox::{families, kernel_support};
+use dsh_tools_protocol::{FamilySandbox, HostConfig, NetworkIsolation, SandboxMode};
+use std::io::Write;
+
+/// Prints the report; returns the exit code.
+pub fn check(config: &HostConfig, json: bool) -> anyhow::Result<i32> {
+    let report = families::report(config, &kernel_support());
+    let mut out = std::io::stdout().lock();
+    if json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        let kernel = &report.kernel;
+        let yes = |on: bool| if on { "yes" } else { "no" };
+        writeln!(
+            out,
+            "kernel: Landlock ABI {}, unprivileged user namespaces: {}, seccomp filters: {}",
+            kernel.landlock_abi,
+            yes(kernel.user_namespaces),
+            yes(kernel.seccomp)
+        )?;
+        let families = report
+            .bash
+            .iter()
+            .map(|sandbox| ("bash".to_owned(), sandbox))
+            .chain(
+                report
+                    .python
+                    .iter()
+                    .map(|s| ("Python Code Mode".to_owned(), s)),
+            )
+            .chain(
+                report
+                    .mcp_servers
+                    .iter()
+                    .map(|(name, s)| (format!("MCP server \"{name}\""), s)),
+            );
+        for (name, sandbox) in families {
+            writeln!(out, "{name}: {}", describe(sandbox))?;
+        }
+    }
+    let refused = report
+        .bash
+        .iter()
+        .chain(report.python.iter())
+        .chain(report.mcp_servers.values())
+        .any(|sandbox| sandbox.unavailable.is_some());
+    Ok(i32::from(refused))
+}
+
+/// `workspace-write (Landlock), network off (namespace), writable: /w`.
+fn describe(sandbox: &FamilySandbox) -> String {
+    if let Some(message) = &sandbox.unavailable {
+        return format!("REFUSES TO START: {message}");
+    }
+    let mode = match sandbox.mode {
+        SandboxMode::Off => return "unsandboxed (mode off)".to_owned(),
+        SandboxMode::WorkspaceWrite => "workspace-write",
+        SandboxMode::ReadOnly => "read-only",
+    };
+    let network = match sandbox.network_isolation {
+        NetworkIsolation::Namespace => "network off (user + network namespace)",
+        NetworkIsolation::Seccomp => "network off (seccomp socket filter)",
+        NetworkIsolation::None => "network on",
+    };
+    let mut writable = sandbox.writable_roots.clone();
+    writable.push("its scratch dir".to_owned());
+    format!(
+        "{mode} (Landlock), {network}, writable: {}",
+        writable.join(", ")
+    )
+}

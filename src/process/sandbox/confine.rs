@@ -1,0 +1,169 @@
+//! The confinement of one child: everything prepared in the parent before fork (the
+//! Landlock ruleset fd, the seccomp program, the id-map lines), then applied by the child
+//! between fork and exec with raw system calls only, so nothing it execs can shed it.
+//!
+//! Order in the child, each step needing the one before:
+//! 1. `unshare(CLONE_NEWUSER | CLONE_NEWNET)` and the child's own uid and gid mapped in the
+//!    new user namespace (it must still write `/proc/self/*_map`, so before Landlock);
+//! 2. `PR_SET_NO_NEW_PRIVS` (setuid binaries cannot gain what the sandbox removes, and it
+//!    is what lets an unprivileged process install the next two);
+//! 3. `landlock_restrict_self` on the prepared ruleset;
+//! 4. the seccomp filter, when the network is refused by seccomp instead of a namespace.
+//!
+//! The ruleset and the filter are inherited across `fork` and `exec` by every descendant
+//! (a `setsid` grandchild included) and cannot be removed.
+
+use seccompiler::BpfProgram;
+use std::ffi::CStr;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::Arc;
+use tokio::process::Command;
+
+/// How one child is confined: [`Confinement::none`], or prepared by
+/// [`Sandbox::confine`](super::Sandbox::confine).
+#[derive(Clone, Debug, Default)]
+pub struct Confinement {
+    prepared: Option<Arc<Prepared>>,
+}
+
+#[derive(Debug)]
+struct Prepared {
+    /// Id-map lines when the child gets its own user and network namespace.
+    namespace: Option<IdMaps>,
+    /// The finished Landlock ruleset (close-on-exec: the program never sees it).
+    ruleset: OwnedFd,
+    /// The socket filter when seccomp, not a namespace, refuses the network.
+    seccomp: Option<Arc<BpfProgram>>,
+}
+
+/// `/proc/self/uid_map` and `gid_map` contents mapping the child's ids to themselves, so
+/// files keep their owner and `id` prints what it prints outside.
+#[derive(Debug)]
+struct IdMaps {
+    uid: Vec<u8>,
+    gid: Vec<u8>,
+}
+
+impl Confinement {
+    /// No confinement: the child runs with the host user's full rights.
+    pub fn none() -> Self {
+        Confinement::default()
+    }
+
+    /// A confinement applying `ruleset`, a new user and network namespace when
+    /// `namespace`, and `seccomp` when given.
+    pub(super) fn new(
+        ruleset: OwnedFd,
+        namespace: bool,
+        seccomp: Option<Arc<BpfProgram>>,
+    ) -> io::Result<Self> {
+        let ruleset = above_reserved(ruleset)?;
+        let namespace = namespace.then(|| {
+            let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
+            IdMaps {
+                uid: format!("{uid} {uid} 1").into_bytes(),
+                gid: format!("{gid} {gid} 1").into_bytes(),
+            }
+        });
+        Ok(Confinement {
+            prepared: Some(Arc::new(Prepared {
+                namespace,
+                ruleset,
+                seccomp,
+            })),
+        })
+    }
+
+    /// Whether the child will be confined.
+    pub fn is_confined(&self) -> bool {
+        self.prepared.is_some()
+    }
+
+    /// Makes `command`'s child apply this confinement after fork, before exec (after any
+    /// `pre_exec` the caller installed, which thus still runs with full rights).
+    pub(in crate::process) fn install(&self, command: &mut Command) {
+        if let Some(prepared) = self.prepared.clone() {
+            // SAFETY: the closure runs in the forked child before exec. It only reads the
+            // prepared values (no allocation, no lock: the Arc is dereferenced, never
+            // cloned or dropped there) and makes async-signal-safe system calls (unshare,
+            // open, write, close, prctl, landlock_restrict_self, seccomp).
+            unsafe {
+                command.pre_exec(move || apply(&prepared));
+            }
+        }
+    }
+}
+
+/// The lowest descriptor a ruleset may have: callers' own `pre_exec` code places fds
+/// below it (Python's protocol pipes go to 3 and 4 via descriptors of 10 and up, then
+/// `dup2`), which must never replace the ruleset before the child applies it.
+const FIRST_FREE_FD: i32 = 10;
+
+/// `fd`, moved to [`FIRST_FREE_FD`] or above if it is lower (close-on-exec kept).
+fn above_reserved(fd: OwnedFd) -> io::Result<OwnedFd> {
+    if fd.as_raw_fd() >= FIRST_FREE_FD {
+        return Ok(fd);
+    }
+    // SAFETY: F_DUPFD_CLOEXEC on an open fd we own returns a new fd that nothing else owns.
+    let moved = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, FIRST_FREE_FD) };
+    check(moved)?;
+    // SAFETY: `moved` is a fresh descriptor owned by nobody else; `fd` closes on drop.
+    Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(moved) })
+}
+
+/// The child's half; see the module documentation for the order.
+fn apply(prepared: &Prepared) -> io::Result<()> {
+    if let Some(maps) = &prepared.namespace {
+        // SAFETY: unshare takes flags only.
+        check(unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) })?;
+        write_file(c"/proc/self/setgroups", b"deny")?;
+        write_file(c"/proc/self/uid_map", &maps.uid)?;
+        write_file(c"/proc/self/gid_map", &maps.gid)?;
+    }
+    // SAFETY: PR_SET_NO_NEW_PRIVS takes integers only.
+    check(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) })?;
+    // SAFETY: the fd is the open ruleset owned by `prepared`; flags 0.
+    let restricted = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_restrict_self,
+            prepared.ruleset.as_raw_fd(),
+            0u32,
+        )
+    };
+    if restricted != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if let Some(program) = &prepared.seccomp {
+        // prctl and seccomp(2) on a borrowed slice; its errors carry no allocation we
+        // keep: the errno they leave is what is reported.
+        seccompiler::apply_filter(program).map_err(|_| io::Error::last_os_error())?;
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to the file at `path` in one `write`, as procfs wants id maps.
+fn write_file(path: &CStr, bytes: &[u8]) -> io::Result<()> {
+    // SAFETY: `path` is NUL-terminated; the flags create nothing.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
+    check(fd)?;
+    // SAFETY: `bytes` is a live buffer of `bytes.len()` bytes; `fd` was just opened.
+    let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+    let error = io::Error::last_os_error();
+    // SAFETY: `fd` is ours and closed once.
+    unsafe { libc::close(fd) };
+    match usize::try_from(written) {
+        Ok(count) if count == bytes.len() => Ok(()),
+        Ok(_) => Err(io::Error::from_raw_os_error(libc::EIO)),
+        Err(_) => Err(error),
+    }
+}
+
+/// A negative system-call result as the errno it left.
+fn check(result: i32) -> io::Result<()> {
+    if result < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}

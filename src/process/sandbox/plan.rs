@@ -1,0 +1,312 @@
+//! A family's sandbox: its policy checked once, when the family starts, against the kernel
+//! and the filesystem. What cannot be applied makes the family unavailable (fail closed,
+//! with a message naming what is missing and how to opt out), never a weaker sandbox.
+
+use super::confine::Confinement;
+use super::landlock::{self, MINIMUM_ABI};
+use super::policy::SandboxPolicy;
+use super::seccomp;
+use dsh_tools_protocol::{
+    FamilySandbox, FilesystemIsolation, NetworkIsolation, SandboxMode, SandboxSupport,
+};
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Who a sandbox is for, as messages name it.
+#[derive(Clone, Copy, Debug)]
+pub struct Family<'a> {
+    /// `bash`, `Python Code Mode`, `MCP server "x"`.
+    pub name: &'a str,
+    /// The config field of its override (`builtins.bash.sandbox`).
+    pub field: &'a str,
+    /// The directory writable under `workspace-write` (bash's `cwd`, a server's `cwd`).
+    pub workspace: Option<&'a Path>,
+}
+
+/// A family's checked sandbox; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Sandbox {
+    mode: SandboxMode,
+    network: bool,
+    /// Canonical writable roots (the workspace first), besides a spawn's scratch dir.
+    writable: Vec<PathBuf>,
+    read_only: Vec<PathBuf>,
+    network_isolation: NetworkIsolation,
+    landlock_abi: u32,
+    unavailable: Option<String>,
+}
+
+impl Sandbox {
+    /// No sandbox.
+    pub fn off() -> Self {
+        Sandbox {
+            mode: SandboxMode::Off,
+            network: true,
+            writable: Vec::new(),
+            read_only: Vec::new(),
+            network_isolation: NetworkIsolation::None,
+            landlock_abi: 0,
+            unavailable: None,
+        }
+    }
+
+    /// Checks `policy` for `family` against `support` (see [`super::kernel_support`]).
+    pub fn check(family: Family<'_>, policy: &SandboxPolicy, support: &SandboxSupport) -> Self {
+        if policy.mode == SandboxMode::Off {
+            return Sandbox::off();
+        }
+        let mut sandbox = Sandbox {
+            mode: policy.mode,
+            network: policy.network,
+            writable: Vec::new(),
+            read_only: policy
+                .read_only_roots
+                .iter()
+                .map(|root| absolute(root))
+                .collect(),
+            network_isolation: NetworkIsolation::None,
+            landlock_abi: support.landlock_abi,
+            unavailable: None,
+        };
+        let mut missing = Vec::new();
+        if support.landlock_abi < MINIMUM_ABI {
+            missing.push(format!(
+                "Landlock ABI {MINIMUM_ABI} or later (this kernel has {})",
+                support.landlock_abi
+            ));
+        }
+        if !policy.network {
+            sandbox.network_isolation = if support.user_namespaces {
+                NetworkIsolation::Namespace
+            } else if support.seccomp {
+                NetworkIsolation::Seccomp
+            } else {
+                missing.push(
+                    "unprivileged user namespaces or seccomp filters (to refuse the network)"
+                        .to_owned(),
+                );
+                NetworkIsolation::None
+            };
+        }
+        if !missing.is_empty() {
+            let network_only = support.landlock_abi >= MINIMUM_ABI;
+            let escape = if network_only {
+                format!(
+                    "set {field}.network = true to allow the network, or {field}.mode = \"off\" \
+                     to run it unsandboxed",
+                    field = family.field
+                )
+            } else {
+                format!("set {}.mode = \"off\" to run it unsandboxed", family.field)
+            };
+            sandbox.unavailable = Some(format!(
+                "{} is unavailable: the sandbox cannot be applied: this kernel lacks {}; {escape}",
+                family.name,
+                missing.join(" and ")
+            ));
+            return sandbox;
+        }
+        if let Err(problem) = sandbox.resolve_roots(family, policy) {
+            sandbox.unavailable = Some(format!(
+                "{} is unavailable: {problem}; fix {}",
+                family.name, family.field
+            ));
+        }
+        sandbox
+    }
+
+    /// The writable set made canonical, and each read-only root checked to lie outside it.
+    fn resolve_roots(&mut self, family: Family<'_>, policy: &SandboxPolicy) -> Result<(), String> {
+        if self.mode == SandboxMode::WorkspaceWrite {
+            self.writable
+                .extend(family.workspace.map(Path::to_path_buf));
+            for root in &policy.writable_roots {
+                let canonical = std::fs::canonicalize(root)
+                    .map_err(|e| format!("writableRoots: cannot use \"{root}\": {e}"))?;
+                self.writable.push(canonical);
+            }
+        }
+        for read_only in &self.read_only {
+            let canonical = std::fs::canonicalize(read_only).unwrap_or_else(|_| read_only.clone());
+            if let Some(root) = self.writable.iter().find(|w| canonical.starts_with(w)) {
+                return Err(format!(
+                    "readOnlyRoots: \"{}\" lies inside the writable root \"{}\" (Landlock \
+                     grants whole trees, so it cannot keep a part of one read-only)",
+                    read_only.display(),
+                    root.display()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether this family runs unsandboxed.
+    pub fn is_off(&self) -> bool {
+        self.mode == SandboxMode::Off
+    }
+
+    /// Why the family refuses to start, if it does.
+    pub fn unavailable(&self) -> Option<&str> {
+        self.unavailable.as_deref()
+    }
+
+    /// Whether the network is reachable.
+    pub fn network(&self) -> bool {
+        self.network || self.is_off()
+    }
+
+    /// The writable roots besides a spawn's scratch dir (canonical).
+    pub fn writable(&self) -> &[PathBuf] {
+        &self.writable
+    }
+
+    /// The confinement of one spawn, whose `scratch` dir is writable too. Fails with the
+    /// family's message when it is unavailable.
+    pub fn confine(&self, scratch: Option<&Path>) -> io::Result<Confinement> {
+        if let Some(message) = &self.unavailable {
+            return Err(io::Error::other(message.clone()));
+        }
+        if self.is_off() {
+            return Ok(Confinement::none());
+        }
+        let mut writable = self.writable.clone();
+        writable.extend(scratch.map(Path::to_path_buf));
+        let ruleset = landlock::ruleset(self.landlock_abi, &writable)?;
+        let seccomp = match self.network_isolation {
+            NetworkIsolation::Seccomp => Some(seccomp::socket_filter()?),
+            NetworkIsolation::Namespace | NetworkIsolation::None => None,
+        };
+        Confinement::new(
+            ruleset,
+            self.network_isolation == NetworkIsolation::Namespace,
+            seccomp,
+        )
+    }
+
+    /// The effective sandbox as `initialize` and `dsh-tools sandbox check` report it.
+    pub fn report(&self) -> FamilySandbox {
+        let text = |paths: &[PathBuf]| paths.iter().map(|p| p.display().to_string()).collect();
+        FamilySandbox {
+            mode: self.mode,
+            network: self.network(),
+            writable_roots: text(&self.writable),
+            read_only_roots: text(&self.read_only),
+            filesystem: if self.is_off() {
+                FilesystemIsolation::None
+            } else {
+                FilesystemIsolation::Landlock
+            },
+            network_isolation: self.network_isolation,
+            unavailable: self.unavailable.clone(),
+        }
+    }
+}
+
+/// `path` made absolute against the host's working directory (not resolved).
+fn absolute(path: &str) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| PathBuf::from(path))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const FULL: SandboxSupport = SandboxSupport {
+        landlock_abi: 7,
+        user_namespaces: true,
+        seccomp: true,
+    };
+
+    fn family(workspace: Option<&Path>) -> Family<'_> {
+        Family {
+            name: "bash",
+            field: "builtins.bash.sandbox",
+            workspace,
+        }
+    }
+
+    fn policy(mode: SandboxMode, network: bool) -> SandboxPolicy {
+        SandboxPolicy {
+            mode,
+            network,
+            writable_roots: Vec::new(),
+            read_only_roots: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn an_unsupported_kernel_makes_the_family_unavailable_naming_what_is_missing() {
+        let no_landlock = SandboxSupport {
+            landlock_abi: 0,
+            ..FULL
+        };
+        let sandbox = Sandbox::check(
+            family(None),
+            &policy(SandboxMode::WorkspaceWrite, false),
+            &no_landlock,
+        );
+        assert_eq!(
+            sandbox.unavailable(),
+            Some(
+                "bash is unavailable: the sandbox cannot be applied: this kernel lacks Landlock \
+                 ABI 3 or later (this kernel has 0); set builtins.bash.sandbox.mode = \"off\" to \
+                 run it unsandboxed"
+            )
+        );
+        assert!(sandbox.confine(None).is_err());
+        let off = Sandbox::check(family(None), &policy(SandboxMode::Off, false), &no_landlock);
+        assert_eq!(off.unavailable(), None);
+        assert!(!off.confine(None).map(|c| c.is_confined()).unwrap_or(true));
+    }
+
+    #[test]
+    fn the_network_falls_back_to_seccomp_and_fails_closed_without_either() {
+        let no_userns = SandboxSupport {
+            user_namespaces: false,
+            ..FULL
+        };
+        let closed = policy(SandboxMode::ReadOnly, false);
+        let sandbox = Sandbox::check(family(None), &closed, &no_userns);
+        assert_eq!(
+            sandbox.report().network_isolation,
+            NetworkIsolation::Seccomp
+        );
+        let neither = SandboxSupport {
+            seccomp: false,
+            ..no_userns
+        };
+        let message = Sandbox::check(family(None), &closed, &neither)
+            .unavailable()
+            .map(str::to_owned);
+        assert_eq!(
+            message.as_deref(),
+            Some(
+                "bash is unavailable: the sandbox cannot be applied: this kernel lacks \
+                 unprivileged user namespaces or seccomp filters (to refuse the network); set \
+                 builtins.bash.sandbox.network = true to allow the network, or \
+                 builtins.bash.sandbox.mode = \"off\" to run it unsandboxed"
+            )
+        );
+        let open = Sandbox::check(family(None), &policy(SandboxMode::ReadOnly, true), &neither);
+        assert_eq!(open.unavailable(), None);
+    }
+
+    #[test]
+    fn a_read_only_root_inside_the_writable_set_is_refused() {
+        let workspace = std::env::temp_dir();
+        let canonical = std::fs::canonicalize(&workspace).unwrap_or(workspace);
+        let mut inside = policy(SandboxMode::WorkspaceWrite, true);
+        inside.read_only_roots = vec![canonical.join("x").display().to_string()];
+        let sandbox = Sandbox::check(family(Some(&canonical)), &inside, &FULL);
+        let message = sandbox.unavailable().unwrap_or_default();
+        assert!(
+            message.contains("lies inside the writable root"),
+            "{message}"
+        );
+        inside.mode = SandboxMode::ReadOnly;
+        let read_only = Sandbox::check(family(Some(&canonical)), &inside, &FULL);
+        assert_eq!(read_only.unavailable(), None);
+        assert!(read_only.writable().is_empty());
+    }
+}

@@ -1,0 +1,3 @@
+//! Integration tests of `process` (the sandbox's fail-closed path and its diagnostics).
+
+mod sandbox;
