@@ -134,6 +134,7 @@ async fn bound(
 ) -> (Vec<ContentBlock>, Option<SpillRef>) {
     let (store, label) = (store.clone(), label.to_owned());
     let total = text_bytes(&content);
+    let (answer, answered) = tokio::sync::oneshot::channel();
     let work = move || {
         let (text, others) = split(content);
         let preview = store.preview_bytes();
@@ -160,13 +161,18 @@ async fn bound(
         };
         let mut blocks = vec![ContentBlock::text(previewed)];
         blocks.extend(others);
-        (blocks, saved.ok())
+        let _ = answer.send((blocks, saved.ok()));
+        // Freeing the whole text (megabytes, often allocated by another thread) happens
+        // after the answer: the call does not wait for it.
+        drop(text);
     };
-    match tokio::task::spawn_blocking(work).await {
+    drop(tokio::task::spawn_blocking(work));
+    match answered.await {
         Ok(bounded) => bounded,
-        Err(error) => {
-            tracing::warn!("spill: saving a result failed: {error}");
-            let note = format!("[... {total} bytes not shown and not saved ({error}) ...]");
+        Err(_) => {
+            tracing::warn!("spill: saving a result of {total} bytes failed");
+            let note =
+                format!("[... {total} bytes not shown and not saved (the spill failed) ...]");
             (vec![ContentBlock::text(note)], None)
         }
     }
