@@ -338,13 +338,14 @@ role: ContextRole,
  */
 content: ContextContent, 
 /**
- * Who produced it (a plugin or hook name).
+ * Who produced it: any JSON value (the seed uses `{ kind: "plugin", plugin }`), passed
+ * through verbatim.
  */
-source?: string, 
+source?: JsonValue, 
 /**
- * Free-form metadata kept with the message.
+ * Free-form metadata kept with the message: any JSON object, passed through verbatim.
  */
-meta?: JsonValue, };
+meta?: { [key in string]?: JsonValue }, };
 
 export type ContextRole = "user";
 

@@ -6,6 +6,7 @@ use super::ToolRuntime;
 use super::dispatch::{Next, contained, panic_message};
 use super::hooks::{
     ApprovalOutcome, BlockFeedback, Dispatch, DispatchOutcome, HookSet, PostDecision, PreDecision,
+    feedback_message,
 };
 use super::sequencer::Turns;
 use crate::json;
@@ -360,9 +361,8 @@ impl ToolRuntime {
                             ToolExecutionResult::failure(ToolError::new(text))
                         }
                         BlockFeedback::Blocks(blocks) => {
-                            let mut failure = ToolExecutionResult::failure(ToolError::new(
-                                "tool result blocked by post-execute policy",
-                            ));
+                            let message = feedback_message(&blocks);
+                            let mut failure = ToolExecutionResult::failure(ToolError::new(message));
                             failure.content = blocks;
                             failure
                         }
