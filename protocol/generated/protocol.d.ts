@@ -179,7 +179,13 @@ retry: RetryConfig,
 /**
  * How long a client hook may take before the call fails closed (ms, > 0).
  */
-hookTimeoutMs: number, };
+hookTimeoutMs: number, 
+/**
+ * How long a cancelled call still waits for the answer to a request it sent the client
+ * (hook, approval, client tool) after `$/cancelRequest` (ms; never past that request's
+ * own hook or tool timeout; 0 does not wait).
+ */
+cancelGraceMs: number, };
 
 export type TimeoutConfig = { 
 /**

@@ -7,8 +7,8 @@ use super::params;
 use crate::pipeline::hooks::{
     ApprovalOutcome, Approver, Guard, PostDecision, PostExecuteHook, PreDecision, PreExecuteHook,
 };
-use crate::tool::{Signal, ToolError, ToolExecution, ToolExecutionResult};
-use crate::transport::Peer;
+use crate::tool::{HarnessCode, Signal, ToolError, ToolExecution, ToolExecutionResult};
+use crate::transport::{Peer, PeerError};
 use dsh_tools_protocol as wire;
 use futures::future::BoxFuture;
 use serde::Deserialize;
@@ -27,7 +27,9 @@ pub struct ClientHook {
 }
 
 impl ClientHook {
-    /// Asks the client; any failure to answer is an error naming what went wrong.
+    /// Asks the client; any failure to answer is an error naming what went wrong. A call
+    /// cancelled while it waited, with no answer within the grace, is the abort itself
+    /// ([`HarnessCode::Aborted`]), which the pipeline tells apart from a failing hook.
     fn ask(
         &self,
         method: &'static str,
@@ -38,7 +40,12 @@ impl ClientHook {
         Box::pin(async move {
             peer.request(method, &params, signal.aborted(), Some(timeout))
                 .await
-                .map_err(|e| ToolError::new(e.to_string()))
+                .map_err(|e| match e {
+                    PeerError::Cancelled => {
+                        ToolError::harness(HarnessCode::Aborted, "tool call aborted")
+                    }
+                    other => ToolError::new(other.to_string()),
+                })
         })
     }
 
