@@ -18,8 +18,12 @@ use tokio_util::sync::CancellationToken;
 use super::isolate::{FreshIsolate, Job};
 use crate::runtime::contract::RunOutcome;
 
-/// JavaScript gets 1 MiB of stack from the engine; the rest is for the Rust and C frames below it.
-pub(crate) const ISOLATE_STACK_BYTES: usize = 8 * 1024 * 1024;
+/// JavaScript gets 1 MiB of stack from the engine; the rest is for the Rust and C frames below
+/// it. A binding call is driven inside its op on this thread, pipeline, wire serialization and
+/// all, with arguments and results as deep as `transport.maxNestingDepth` (20,000 by default),
+/// which serde's recursive serializers need tens of MiB for. The stack is reserved, not
+/// committed: only what a run touches costs memory.
+pub(crate) const ISOLATE_STACK_BYTES: usize = 128 * 1024 * 1024;
 /// Pause before retrying after an isolate could not be created, so a failure does not spin.
 const RETRY_PAUSE: Duration = Duration::from_millis(100);
 

@@ -1,5 +1,7 @@
 //! Integration tests of `code_mode`.
 
+mod bindings;
 mod bridge;
+mod description;
 mod golden;
 mod hostile;

@@ -66,7 +66,7 @@ fn one_host_serves_typescript_and_python_agents_side_by_side() {
                 .map(|t| t["description"].as_str().unwrap().to_owned())
                 .unwrap()
         };
-        assert!(run_code_of(&python_prompt).starts_with("Run a Python program"));
+        assert!(run_code_of(&python_prompt).starts_with("Execute a Python program"));
 
         let python = run_as(
             &mut host,
@@ -185,8 +185,8 @@ fn tools_get_describes_run_code_in_the_language_of_the_scope_asking() {
         tools.into_iter().find(|t| t["name"] == "run_code").unwrap()
     };
     for (agent, summary) in [
-        (None, "Run a TypeScript program"),
-        (Some("py-agent"), "Run a Python program"),
+        (None, "Execute a TypeScript program"),
+        (Some("py-agent"), "Execute a Python program"),
     ] {
         let params = match agent {
             Some(agent) => json!({ "name": "run_code", "agent": agent }),
