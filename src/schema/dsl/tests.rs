@@ -117,6 +117,17 @@ fn compiles_every_value_construct() {
     );
 }
 
+/// A property literally named `__proto__` is schema data like any other name.
+#[test]
+fn a_property_named_proto_is_an_ordinary_property() {
+    parameters(
+        r#"{"__proto__":{"type":"string","required":true},"constructor":{"type":"json"}}"#,
+        Ok(
+            r#"{"type":"object","properties":{"__proto__":{"type":"string"},"constructor":{}},"required":["__proto__"]}"#,
+        ),
+    );
+}
+
 /// `default` and `examples` are annotations on every node: copied into the schema (canonical
 /// numbers, key order kept), never applied and never checked against the node.
 #[test]

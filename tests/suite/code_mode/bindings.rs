@@ -153,3 +153,38 @@ fn a_python_binding_called_without_arguments_rejects_before_dispatch() {
     assert_refused_before_dispatch(&result, &transcript, json!([refusal, "first"]));
     assert_eq!(host.finish(), 0);
 }
+
+/// `tools` is fixed when the run starts; a tool unregistered while the run goes on keeps its
+/// binding, whose call then fails in the pipeline as an unknown tool.
+#[test]
+fn a_tool_unregistered_during_the_run_fails_as_unknown_tool() {
+    let mut host = Host::code_mode(Framing::Ndjson, "code", json!({}));
+    host.register(any_spec("first", false));
+    let later = host.request(
+        "tools/register",
+        json!({ "tool": any_spec("later", false) }),
+    );
+    let registration = later["result"]["registration"].clone();
+    let program = "await tools.first({});\n\
+        try { await tools.later({}); return 'ran'; }\n\
+        catch (e) { return [typeof tools.later, e.toolName, e.message]; }";
+    host.send_run_code(json!("run"), "c", program);
+    let response = loop {
+        let message = host.next_message();
+        if message["id"] == json!("run") && message.get("method").is_none() {
+            break message;
+        }
+        if message["method"] == "client/executeTool" {
+            assert_eq!(message["params"]["name"], "first", "{message}");
+            let gone = host.request("tools/unregister", json!({ "registration": registration }));
+            assert_eq!(gone["result"], json!(null), "{gone}");
+            host.answer(&message, json!({ "value": null }));
+        }
+    };
+    assert_eq!(
+        response["result"]["value"]["result"],
+        json!(["function", "later", "unknown tool \"later\""]),
+        "{response}"
+    );
+    assert_eq!(host.finish(), 0);
+}
