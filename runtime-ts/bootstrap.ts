@@ -50,14 +50,17 @@
   const ErrorCtor = Error;
   const ErrorIsError = typeof Error.isError === "function" ? Error.isError : null;
   const TypeErrorCtor = TypeError;
-  const ProxyCtor = Proxy;
+  const SetCtor = Set;
+  const setAdd = uncurry(Set.prototype.add);
+  const setHas = uncurry(Set.prototype.has);
+  const setDelete = uncurry(Set.prototype.delete);
 
   const PromiseCtor = Promise;
   const PromiseResolve = Promise.resolve;
   const resolvedWith = ReflectApply(Function.prototype.bind, PromiseResolve, [PromiseCtor]);
   const rejectedWith = ReflectApply(Function.prototype.bind, Promise.reject, [PromiseCtor]);
 
-  // The six dsh ops, bound by `finish` in the isolate that runs the program (never taken
+  // The seven dsh ops, bound by `finish` in the isolate that runs the program (never taken
   // from the snapshot). All are synchronous: no deno_core async-op JavaScript is on the path.
   let opCall;
   let opLog;
@@ -65,6 +68,7 @@
   let opCancelTimer;
   let opIsProxy;
   let opMaxDepth;
+  let opToolNames;
   // The program's `tools` object, also made by `finish`.
   let tools;
 
@@ -136,13 +140,25 @@
     return "object with a custom prototype";
   };
 
-  // The walk's state lives here and is reused across calls; a snapshot that starts while
-  // another one runs (a program getter reached by the walk calls a tool) gets fresh state and
-  // puts the outer walk's state back when it is done.
-  let walkRoot = "";
-  let walkAncestors = bareArray();
-  let walkSegments = bareArray();
-  let walkError = "";
+  /**
+   * One walk's state, indexed by depth: the containers on the path (`ancestors`), the key or
+   * index leading into each (`segments`), each container's own keys and the next member to
+   * visit (`keys`, `next`), and the containers deeper than SHALLOW_ANCESTORS in a Set, so
+   * that cycle checks stay cheap at any depth. Reused across walks; a walk that starts while
+   * another one runs (a program getter reached by the walk calls a tool) gets a fresh one.
+   */
+  const newWalk = () => ({
+    __proto__: null,
+    root: "",
+    error: "",
+    ancestors: bareArray(),
+    segments: bareArray(),
+    keys: bareArray(),
+    next: bareArray(),
+    deep: null,
+  });
+  const SHALLOW_ANCESTORS = 64;
+  const idleWalk = newWalk();
   let walking = false;
 
   /**
@@ -165,46 +181,52 @@
   };
 
   /** Records why the value at `depth` is not lossless; always answers undefined. */
-  const fail = (depth, what) => {
-    walkError = pathOf(walkRoot, walkSegments, depth) + what;
+  const fail = (walk, depth, what) => {
+    walk.error = pathOf(walk.root, walk.segments, depth) + what;
     return undefined;
   };
 
-  /**
-   * The JSON text of `value` at `depth`, or undefined after `fail`. `walkSegments` holds the
-   * keys leading to it and `walkAncestors` the containers around it, for cycle detection.
-   */
-  const visit = (value, depth) => {
+  /** The JSON text of a value that is not a container, or undefined after `fail`. */
+  const scalarText = (walk, value, depth) => {
     switch (typeof value) {
       case "string":
         if (!isWellFormed(value)) {
-          return fail(depth, " is a string with a lone surrogate");
+          return fail(walk, depth, " is a string with a lone surrogate");
         }
         return JSONStringify(value);
       case "number":
-        if (!NumberIsFinite(value)) return fail(depth, " is " + StringCtor(value));
-        if (value === 0 && ObjectIs(value, -0)) return fail(depth, " is -0");
+        if (!NumberIsFinite(value)) return fail(walk, depth, " is " + StringCtor(value));
+        if (value === 0 && ObjectIs(value, -0)) return fail(walk, depth, " is -0");
         return "" + value;
       case "boolean":
         return value ? "true" : "false";
       case "undefined":
-        return fail(depth, " is undefined");
+        return fail(walk, depth, " is undefined");
       case "bigint":
-        return fail(depth, " is a BigInt");
+        return fail(walk, depth, " is a BigInt");
       case "symbol":
-        return fail(depth, " is a symbol");
+        return fail(walk, depth, " is a symbol");
       case "function":
-        return fail(depth, " is a function");
+        return fail(walk, depth, " is a function");
       default:
-        break;
+        return "null";
     }
-    if (value === null) return "null";
+  };
+
+  /**
+   * Opens the container `value` at `depth` (after checking it is plain JSON data, not a
+   * Proxy, not on its own path and not too deep): its text so far, or undefined after `fail`.
+   */
+  const open = (walk, value, depth) => {
     // Proxies first: every later check would run their traps.
-    if (opIsProxy(value)) return fail(depth, " is not plain JSON data (Proxy)");
-    for (let i = 0; i < depth; i++) {
-      if (walkAncestors[i] === value) return fail(depth, " is circular");
+    if (opIsProxy(value)) return fail(walk, depth, " is not plain JSON data (Proxy)");
+    const ancestors = walk.ancestors;
+    const shallow = depth < SHALLOW_ANCESTORS ? depth : SHALLOW_ANCESTORS;
+    for (let i = 0; i < shallow; i++) {
+      if (ancestors[i] === value) return fail(walk, depth, " is circular");
     }
-    if (depth >= maxDepth) return fail(depth, " nests deeper than " + maxDepth + " levels");
+    if (walk.deep !== null && setHas(walk.deep, value)) return fail(walk, depth, " is circular");
+    if (depth >= maxDepth) return fail(walk, depth, " nests deeper than " + maxDepth + " levels");
     // Plain data has the plain prototype and the plain built-in tag; the tag also catches
     // exotic objects (Date, RegExp, Error, arguments, boxed primitives) given a plain prototype.
     const isArray = ArrayIsArray(value);
@@ -214,49 +236,88 @@
       ? proto === ArrayPrototype && tag === "[object Array]"
       : (proto === ObjectPrototype || proto === null) && tag === "[object Object]";
     if (!plain) {
-      return fail(depth, " is not plain JSON data (" + describeObject(value, tag) + ")");
+      return fail(walk, depth, " is not plain JSON data (" + describeObject(value, tag) + ")");
     }
-    const keys = ReflectOwnKeys(value);
-    walkAncestors[depth] = value;
-    let out;
-    if (isArray) {
-      const length = value.length;
-      out = "[";
-      for (let i = 0; i < length; i++) {
-        walkSegments[depth] = i;
-        const descriptor = ObjectGetOwnPropertyDescriptor(value, i);
-        if (descriptor === undefined) return fail(depth + 1, " is a hole in a sparse array");
-        if (!ObjectHasOwn(descriptor, "value")) return fail(depth + 1, " is an accessor property");
-        const item = visit(descriptor.value, depth + 1);
-        if (item === undefined) return undefined;
-        out += i === 0 ? item : "," + item;
+    ancestors[depth] = value;
+    if (depth >= SHALLOW_ANCESTORS) {
+      if (walk.deep === null) walk.deep = new SetCtor();
+      setAdd(walk.deep, value);
+    }
+    walk.keys[depth] = ReflectOwnKeys(value);
+    walk.next[depth] = 0;
+    return isArray ? "[" : "{";
+  };
+
+  /**
+   * The JSON text of `root`, or undefined after `fail`. The walk is iterative: the path of
+   * open containers lives in `walk`, so any depth up to `maxDepth` costs no call stack.
+   */
+  const visit = (walk, root) => {
+    let out = "";
+    let value = root;
+    let depth = 0;
+    // The depth of the innermost open container, -1 when none is open.
+    let top = -1;
+    for (;;) {
+      if (value !== null && typeof value === "object") {
+        const opened = open(walk, value, depth);
+        if (opened === undefined) return undefined;
+        out += opened;
+        top = depth;
+      } else {
+        const text = scalarText(walk, value, depth);
+        if (text === undefined) return undefined;
+        out += text;
       }
-      if (keys.length !== length + 1) {
-        for (let i = 0; i < keys.length; i++) {
-          const key = keys[i];
-          if (typeof key === "symbol") return fail(depth, " has a symbol-keyed property");
-          if (key !== "length" && !(key === "" + (+key >>> 0) && +key < length)) {
-            return fail(depth, " has a non-index property " + JSONStringify(key));
+      // The next member to visit, closing every container that has none left.
+      for (;;) {
+        if (top < 0) return out;
+        const container = walk.ancestors[top];
+        const keys = walk.keys[top];
+        const index = walk.next[top];
+        if (ArrayIsArray(container)) {
+          if (index < container.length) {
+            walk.segments[top] = index;
+            walk.next[top] = index + 1;
+            const descriptor = ObjectGetOwnPropertyDescriptor(container, index);
+            if (descriptor === undefined) return fail(walk, top + 1, " is a hole in a sparse array");
+            if (!ObjectHasOwn(descriptor, "value")) return fail(walk, top + 1, " is an accessor property");
+            if (index > 0) out += ",";
+            value = descriptor.value;
+            depth = top + 1;
+            break;
           }
+          if (keys.length !== container.length + 1) {
+            for (let i = 0; i < keys.length; i++) {
+              const key = keys[i];
+              if (typeof key === "symbol") return fail(walk, top, " has a symbol-keyed property");
+              if (key !== "length" && !(key === "" + (+key >>> 0) && +key < container.length)) {
+                return fail(walk, top, " has a non-index property " + JSONStringify(key));
+              }
+            }
+          }
+          out += "]";
+        } else {
+          if (index < keys.length) {
+            const key = keys[index];
+            if (typeof key === "symbol") return fail(walk, top, " has a symbol-keyed property");
+            walk.segments[top] = key;
+            walk.next[top] = index + 1;
+            const descriptor = ObjectGetOwnPropertyDescriptor(container, key);
+            if (!ObjectHasOwn(descriptor, "value")) return fail(walk, top + 1, " is an accessor property");
+            if (!descriptor.enumerable) return fail(walk, top + 1, " is not enumerable");
+            out += (index === 0 ? "" : ",") + keyText(key) + ":";
+            value = descriptor.value;
+            depth = top + 1;
+            break;
+          }
+          out += "}";
         }
+        if (top >= SHALLOW_ANCESTORS) setDelete(walk.deep, container);
+        walk.keys[top] = undefined;
+        top--;
       }
-      out += "]";
-    } else {
-      out = "{";
-      for (let i = 0; i < keys.length; i++) {
-        const key = keys[i];
-        if (typeof key === "symbol") return fail(depth, " has a symbol-keyed property");
-        walkSegments[depth] = key;
-        const descriptor = ObjectGetOwnPropertyDescriptor(value, key);
-        if (!ObjectHasOwn(descriptor, "value")) return fail(depth + 1, " is an accessor property");
-        if (!descriptor.enumerable) return fail(depth + 1, " is not enumerable");
-        const item = visit(descriptor.value, depth + 1);
-        if (item === undefined) return undefined;
-        out += (i === 0 ? "" : ",") + keyText(key) + ":" + item;
-      }
-      out += "}";
     }
-    return out;
   };
 
   /** Where the last failed `snapshot` went wrong. */
@@ -265,32 +326,108 @@
   /** The lossless JSON text of `root`, or undefined with the reason in `snapshotError`. */
   const snapshot = (root, rootPath) => {
     const nested = walking;
-    const outer = nested ? [walkRoot, walkAncestors, walkSegments, walkError] : null;
-    if (nested) {
-      walkAncestors = bareArray();
-      walkSegments = bareArray();
-    }
+    const walk = nested ? newWalk() : idleWalk;
     walking = true;
-    walkRoot = rootPath;
+    walk.root = rootPath;
     let json;
     try {
-      json = visit(root, 0);
-      if (json === undefined) snapshotError = walkError;
+      json = visit(walk, root);
+      if (json === undefined) snapshotError = walk.error;
     } catch (thrown) {
-      // Only engine limits (stack, memory) can throw here; report them as this call's failure.
+      // Only engine limits (memory) can throw here; report them as this call's failure.
       json = undefined;
       snapshotError = rootPath + " could not be read (" + safeString(thrown) + ")";
     }
-    walkAncestors.length = 0;
-    if (outer === null) {
-      walking = false;
-    } else {
-      walkRoot = outer[0];
-      walkAncestors = outer[1];
-      walkSegments = outer[2];
-      walkError = outer[3];
-    }
+    walk.ancestors.length = 0;
+    walk.keys.length = 0;
+    walk.next.length = 0;
+    walk.deep = null;
+    if (!nested) walking = false;
     return json;
+  };
+
+  /**
+   * Parses the host's compact JSON with an explicit stack: the engine's JSON.parse recurses
+   * and gives up on values nested a few thousand levels deep, which the host may still send
+   * (its bound is `transport.maxNestingDepth`). The text is the host's own serialization, so
+   * it is well formed; members are defined as JSON.parse defines them, never assigned.
+   */
+  const parseDeep = (text) => {
+    const stack = bareArray();
+    const pendingKey = bareArray();
+    let root;
+    let keyNext = false;
+    const place = (value) => {
+      const depth = stack.length;
+      if (depth === 0) {
+        root = value;
+        return;
+      }
+      const parent = stack[depth - 1];
+      const key = ArrayIsArray(parent) ? parent.length : pendingKey[depth - 1];
+      ObjectDefineProperty(parent, key, {
+        __proto__: null,
+        value,
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
+    };
+    let i = 0;
+    while (i < text.length) {
+      const c = text[i];
+      if (c === "[" || c === "{") {
+        const container = c === "[" ? [] : {};
+        place(container);
+        stack[stack.length] = container;
+        keyNext = c === "{";
+        i++;
+      } else if (c === "]" || c === "}") {
+        stack.length--;
+        keyNext = false;
+        i++;
+      } else if (c === ",") {
+        keyNext = !ArrayIsArray(stack[stack.length - 1]);
+        i++;
+      } else if (c === ":" || c === " " || c === "\n" || c === "\r" || c === "\t") {
+        i++;
+      } else if (c === "\"") {
+        let end = i + 1;
+        for (;;) {
+          end = ReflectApply(StringPrototypeIndexOf, text, ["\"", end]);
+          if (end === -1) throw new TypeErrorCtor("the host sent an unterminated string");
+          let slashes = 0;
+          while (text[end - 1 - slashes] === "\\") slashes++;
+          if (slashes % 2 === 0) break;
+          end++;
+        }
+        const string = JSONParse(sliceString(text, i, end + 1));
+        if (keyNext) {
+          pendingKey[stack.length - 1] = string;
+          keyNext = false;
+        } else {
+          place(string);
+        }
+        i = end + 1;
+      } else {
+        NUMBER_OR_LITERAL.lastIndex = i;
+        const match = ReflectApply(RegExpPrototypeExec, NUMBER_OR_LITERAL, [text]);
+        const token = match[0];
+        place(JSONParse(token));
+        i += token.length;
+      }
+    }
+    return root;
+  };
+  const NUMBER_OR_LITERAL = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null/y;
+
+  /** JSON.parse, falling back to `parseDeep` for what is nested too deeply for it. */
+  const parseReply = (text) => {
+    try {
+      return JSONParse(text);
+    } catch {
+      return parseDeep(text);
+    }
   };
 
   // ---- describing values ---------------------------------------------------------------
@@ -391,11 +528,13 @@
   // ---- tools ---------------------------------------------------------------------------
 
   const LOSSY = "arguments must be lossless JSON: ";
+  /** `tools.x()` and `tools.x(undefined)`: nothing to send, and the fix is one `{}` away. */
+  const NO_ARGUMENTS = LOSSY + "arguments is undefined (pass an object such as {})";
 
   /** A binding's value for the op's reply: "1<json>" resolves, "0<message>" rejects. */
   const settleReply = (name, reply) => {
     const payload = sliceString(reply, 1);
-    if (reply[0] === "1") return JSONParse(payload);
+    if (reply[0] === "1") return parseReply(payload);
     throw new ToolCallError(name, payload);
   };
 
@@ -408,15 +547,13 @@
   const makeBinding = (name) => {
     const binding = (...args) => {
       try {
-        let json;
-        if (args.length === 0) {
-          json = "{}";
-        } else if (args.length > 1) {
+        if (args.length > 1) {
           throw new ToolCallError(name, LOSSY + "expected one argument, got " + args.length);
-        } else {
-          json = snapshot(args[0], "arguments");
-          if (json === undefined) throw new ToolCallError(name, LOSSY + snapshotError);
         }
+        // Rejected before the op: nothing is dispatched and no dispatch number is used.
+        if (args[0] === undefined) throw new ToolCallError(name, NO_ARGUMENTS);
+        const json = snapshot(args[0], "arguments");
+        if (json === undefined) throw new ToolCallError(name, LOSSY + snapshotError);
         // The op answers "1<json>" for a value, "0<message>" for a failure, or "p<task id>"
         // when the host answers later.
         const reply = opCall(name, json);
@@ -430,30 +567,25 @@
     return binding;
   };
 
-  const bindings = { __proto__: null };
-  const bindingFor = (name) => {
-    const known = bindings[name];
-    if (known !== undefined) return known;
-    const created = makeBinding(name);
-    bindings[name] = created;
-    return created;
+  /**
+   * Gives `tools` one own, enumerable, read-only binding per name the run may call (the
+   * scope's visible tools when the run started, `run_code` excluded). `tools` has a null
+   * prototype, so any other name (`hasOwnProperty`, `toString`, `run_code`) reads undefined,
+   * and tools named `__proto__` or `constructor` are ordinary own keys.
+   */
+  const defineBindings = (names) => {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i];
+      ObjectDefineProperty(tools, name, {
+        __proto__: null,
+        value: makeBinding(name),
+        writable: false,
+        enumerable: true,
+        configurable: false,
+      });
+    }
+    ObjectFreeze(tools);
   };
-
-  // Every string key is a binding: tools["my-tool"], tools.__proto__ and tools.constructor too.
-  const TOOLS_HANDLER = ObjectFreeze({
-    __proto__: null,
-    get: (_target, key) => (typeof key === "string" ? bindingFor(key) : undefined),
-    has: (_target, key) => typeof key === "string",
-    getOwnPropertyDescriptor: (_target, key) =>
-      typeof key === "string"
-        ? { __proto__: null, value: bindingFor(key), writable: false, enumerable: true, configurable: true }
-        : undefined,
-    set: () => false,
-    defineProperty: () => false,
-    deleteProperty: () => false,
-    setPrototypeOf: (_target, proto) => proto === null,
-    preventExtensions: () => false,
-  });
 
   // ---- console -------------------------------------------------------------------------
 
@@ -584,6 +716,7 @@
    */
   const harness = async function (program) {
     maxDepth = opMaxDepth();
+    defineBindings(JSONParse(opToolNames()));
     try {
       const value = await ReflectApply(program, undefined, []);
       if (value === undefined) return "u";
@@ -609,7 +742,8 @@
     opCancelTimer = ops.op_dsh_cancel_timer;
     opIsProxy = ops.op_dsh_is_proxy;
     opMaxDepth = ops.op_dsh_max_depth;
-    tools = new ProxyCtor(ObjectSetPrototypeOf({}, null), TOOLS_HANDLER);
+    opToolNames = ops.op_dsh_tool_names;
+    tools = { __proto__: null };
 
     const keys = ReflectOwnKeys(global);
     for (let i = 0; i < keys.length; i++) {

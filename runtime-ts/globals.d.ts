@@ -16,14 +16,17 @@ type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string
  * One tool binding. The argument is snapshotted as lossless JSON before the call: undefined
  * anywhere, BigInt, -0, NaN, Infinity, functions, symbols, cycles, sparse arrays, accessors,
  * non-enumerable or symbol-keyed properties and objects other than plain objects and arrays
- * reject that one call with a ToolCallError, without reaching the tool. No argument sends `{}`.
+ * reject that one call with a ToolCallError, without reaching the tool; so does calling it
+ * with no argument (pass an object such as `{}`).
  * The promise resolves with the tool's canonical JSON value or rejects with ToolCallError.
  */
-type ToolBinding = (args?: JsonValue) => Promise<JsonValue>;
+type ToolBinding = (args: JsonValue) => Promise<JsonValue>;
 
 /**
- * Every property name is a binding, including exotic ones: `tools["my-tool"]`,
- * `tools.__proto__`, `tools.constructor`. The object has no prototype and cannot be modified.
+ * One own, enumerable binding per tool the scope saw when the run started (`run_code`
+ * excluded), exotic names included: `tools["my-tool"]`, `tools.__proto__`,
+ * `tools.constructor`. The object has no prototype (any other name reads `undefined`) and
+ * cannot be modified.
  */
 declare const tools: { readonly [name: string]: ToolBinding };
 

@@ -92,7 +92,7 @@ pub fn assemble(
             input_schema: codegen::run_code_input_schema_in(language),
         });
     }
-    let known = runtime.registry().known_names(None);
+    let known = runtime.registry().known_names(agent);
     let mut ordered = Vec::with_capacity(tools.len());
     for name in tool_order {
         match tools.iter().position(|t| &t.name == name) {

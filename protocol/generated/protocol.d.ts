@@ -195,7 +195,13 @@ retry: RetryConfig,
 /**
  * How long a client hook may take before the call fails closed (ms, > 0).
  */
-hookTimeoutMs: number, };
+hookTimeoutMs: number, 
+/**
+ * How long a cancelled call still waits for the answer to a request it sent the client
+ * (hook, approval, client tool) after `$/cancelRequest` (ms; never past that request's
+ * own hook or tool timeout; 0 does not wait).
+ */
+cancelGraceMs: number, };
 
 export type TimeoutConfig = { 
 /**
@@ -479,13 +485,14 @@ role: ContextRole,
  */
 content: ContextContent, 
 /**
- * Who produced it (a plugin or hook name).
+ * Who produced it: any JSON value (the seed uses `{ kind: "plugin", plugin }`), passed
+ * through verbatim.
  */
-source?: string, 
+source?: JsonValue, 
 /**
- * Free-form metadata kept with the message.
+ * Free-form metadata kept with the message: any JSON object, passed through verbatim.
  */
-meta?: JsonValue, };
+meta?: { [key in string]?: JsonValue }, };
 
 export type ContextRole = "user";
 

@@ -150,6 +150,10 @@ pub struct PipelineConfig {
     pub retry: RetryConfig,
     /// How long a client hook may take before the call fails closed (ms, > 0).
     pub hook_timeout_ms: u64,
+    /// How long a cancelled call still waits for the answer to a request it sent the client
+    /// (hook, approval, client tool) after `$/cancelRequest` (ms; never past that request's
+    /// own hook or tool timeout; 0 does not wait).
+    pub cancel_grace_ms: u64,
 }
 
 impl Default for PipelineConfig {
@@ -158,6 +162,7 @@ impl Default for PipelineConfig {
             timeout: TimeoutConfig::default(),
             retry: RetryConfig::default(),
             hook_timeout_ms: 30_000,
+            cancel_grace_ms: 2_000,
         }
     }
 }

@@ -63,6 +63,18 @@ pub enum ImageTag {
 }
 
 impl ContentBlock {
+    /// The block's `type` (`text`, `image`, or whatever another MCP block says it is).
+    pub fn type_name(&self) -> &str {
+        match self {
+            ContentBlock::Text(_) => "text",
+            ContentBlock::Image(_) => "image",
+            ContentBlock::Other(fields) => fields
+                .get("type")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("unknown"),
+        }
+    }
+
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
         ContentBlock::Text(TextContent {
@@ -80,14 +92,28 @@ pub struct ContextMessage {
     pub role: ContextRole,
     /// Text or content blocks.
     pub content: ContextContent,
-    /// Who produced it (a plugin or hook name).
+    /// Who produced it: any JSON value (the seed uses `{ kind: "plugin", plugin }`), passed
+    /// through verbatim.
+    #[serde(
+        default,
+        deserialize_with = "present_value",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "Option<serde_json::Value>")]
+    #[ts(optional, type = "JsonValue")]
+    pub source: Option<serde_json::Value>,
+    /// Free-form metadata kept with the message: any JSON object, passed through verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub source: Option<String>,
-    /// Free-form metadata kept with the message.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub meta: Option<serde_json::Value>,
+    #[ts(optional, type = "{ [key in string]?: JsonValue }")]
+    pub meta: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// A key that is present is kept, `null` included (`Option` alone would read `null` as
+/// absent and drop it on the way out).
+fn present_value<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<serde_json::Value>, D::Error> {
+    <serde_json::Value as Deserialize>::deserialize(deserializer).map(Some)
 }
 
 /// The role of a context message.

@@ -84,10 +84,18 @@ async fn run(
     let settled = CancellationToken::new();
     // Should this future be dropped mid-run, its sub-calls are still aborted.
     let _abort_sub_calls_if_dropped = settled.clone().drop_guard();
+    // The program binds what its scope sees as the run starts (`run_code` is not a binding).
+    let tools = runtime
+        .registry()
+        .visible(ctx.execution.agent.as_ref())
+        .iter()
+        .map(|tool| tool.definition.name.to_string())
+        .collect();
     let bridge = Bridge::new(runtime, ctx.execution.clone(), settled, code.events());
     let request = RunRequest {
         code: source,
         limits: code.limits(),
+        tools,
         host: Arc::new(bridge.clone()),
         abort,
     };

@@ -6,13 +6,23 @@ use serde_json::{Value, json};
 /// The reserved name of the Code Mode transport tool.
 pub const RUN_CODE_NAME: &str = "run_code";
 
-/// What `run_code` does, in one breath; the SDK section carries the detail.
-const SUMMARY: &str = "Run a TypeScript program that calls the available tools through a typed SDK \
-(`await tools.name(args)`). Only what the program prints with `console.log` or returns comes back.";
+/// What `run_code` does and takes, in the reference's wording: both required arguments
+/// (`code` and `description`) are named, so a model that reads only the tool definition
+/// still fills both. The SDK section (or, over MCP, the rest of the description) carries the
+/// detail. (The reference's sentence about image-bearing sub-tool results is left out: this
+/// host does not attach them.)
+const SUMMARY: &str = "Execute a TypeScript program against the available tools. Takes two required \
+arguments: `code`, the BODY of an async function (erasable syntax only; top-level `await` and \
+`return` work), and `description`, a short summary of what the program does. Call tools as \
+`await tools.name(args)` per the declarations in the system prompt. Only what you print or \
+return is program output — curate it.";
 
 /// The Python flavor of [`SUMMARY`].
-const PYTHON_SUMMARY: &str = "Run a Python program that calls the available tools through a typed SDK \
-(`await tools.name(args)`). Only what the program prints with `print(...)` or returns comes back.";
+const PYTHON_SUMMARY: &str = "Execute a Python program against the available tools. Takes two required \
+arguments: `code`, the BODY of an async function (top-level `await` and `return` work), and \
+`description`, a short summary of what the program does. Call tools as `await tools.name(args)` \
+per the declarations in the system prompt. Use `print(...)` and/or `return <value>` for program \
+output — curate it.";
 
 /// `run_code`'s input schema (TypeScript flavor): exactly `code` and `description`, both
 /// required strings.
@@ -23,12 +33,8 @@ pub fn run_code_input_schema() -> Value {
 /// `run_code`'s input schema with `code` described in `language`'s terms.
 pub fn run_code_input_schema_in(language: CodeLanguage) -> Value {
     let code = match language {
-        CodeLanguage::Typescript => {
-            "The body of an async TypeScript function (erasable syntax only) that calls tools as `await tools.name(args)` and returns or prints its result."
-        }
-        CodeLanguage::Python => {
-            "The body of an async Python function that calls tools as `await tools.name(args)` and returns or prints its result."
-        }
+        CodeLanguage::Typescript => "The program: the body of an async TypeScript function.",
+        CodeLanguage::Python => "The program: the body of an async Python function.",
     };
     json!({
         "type": "object",
@@ -78,7 +84,7 @@ mod tests {
         let schema = run_code_input_schema();
         assert_eq!(
             serde_json::to_string(&schema).unwrap(),
-            "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"The body of an async TypeScript function (erasable syntax only) that calls tools as `await tools.name(args)` and returns or prints its result.\"},\"description\":{\"type\":\"string\",\"description\":\"A short summary of what the program does.\"}},\"required\":[\"code\",\"description\"],\"additionalProperties\":false}"
+            "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"The program: the body of an async TypeScript function.\"},\"description\":{\"type\":\"string\",\"description\":\"A short summary of what the program does.\"}},\"required\":[\"code\",\"description\"],\"additionalProperties\":false}"
         );
     }
 
@@ -94,7 +100,14 @@ mod tests {
         );
         assert_eq!(
             run_code_input_schema_in(CodeLanguage::Python)["properties"]["code"]["description"],
-            "The body of an async Python function that calls tools as `await tools.name(args)` and returns or prints its result."
+            "The program: the body of an async Python function."
         );
+        for language in [CodeLanguage::Typescript, CodeLanguage::Python] {
+            let description = run_code_description_in(language, "");
+            assert!(
+                description.contains("`code`") && description.contains("`description`"),
+                "{description}"
+            );
+        }
     }
 }

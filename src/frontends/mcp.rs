@@ -373,10 +373,10 @@ mod tests {
         for (language, summary, fence) in [
             (
                 CodeLanguage::Typescript,
-                "Run a TypeScript program",
+                "Execute a TypeScript program",
                 "```ts\n",
             ),
-            (CodeLanguage::Python, "Run a Python program", "```py\n"),
+            (CodeLanguage::Python, "Execute a Python program", "```py\n"),
         ] {
             let metrics = Arc::new(Metrics::default());
             let tools = McpFront::new(runtime.clone(), PresentationMode::Code, metrics)

@@ -6,6 +6,7 @@ use super::ToolRuntime;
 use super::dispatch::{Next, contained, panic_message};
 use super::hooks::{
     ApprovalOutcome, BlockFeedback, Dispatch, DispatchOutcome, HookSet, PostDecision, PreDecision,
+    feedback_message,
 };
 use super::sequencer::Turns;
 use crate::json;
@@ -164,23 +165,30 @@ impl ToolRuntime {
 
     /// The pre-execute waterfall (strictest decision wins; deny stops it), approval of an
     /// `ask`, then the guards. `Some` is the denial.
+    ///
+    /// Cancellation is quiescent: a listener already asked is waited for, and what it then
+    /// says decides. A denial (or a failure of its own) stays; anything that would let the
+    /// call go on becomes `ABORTED_BEFORE_DISPATCH`, and no later stage is started.
     async fn policy(
         &self,
         execution: &Arc<ToolExecution>,
         hooks: &HookSet,
     ) -> Option<ToolExecutionResult> {
+        let aborted = || execution.signal.is_aborted();
         let mut ask: Option<Option<String>> = None;
         for listener in hooks.pre.iter().filter(|l| l.applies_to(execution)) {
+            if aborted() {
+                return Some(aborted_before_dispatch());
+            }
             match contained(async { listener.hook.decide(execution).await }).await {
-                Ok(PreDecision::Allow) => {}
                 Ok(PreDecision::Deny(reason)) => return Some(denied(reason)),
+                Ok(PreDecision::Allow) => {}
                 Ok(PreDecision::Ask(reason)) => {
                     if ask.as_ref().is_none_or(Option::is_none) {
                         ask = Some(reason);
                     }
                 }
-                // A hook that failed because the call was cancelled reports the cancellation.
-                Err(_) if execution.signal.is_aborted() => return Some(aborted_before_dispatch()),
+                Err(error) if error.is_abort() => return Some(aborted_before_dispatch()),
                 Err(error) => {
                     let hook = listener.hook.name();
                     return Some(denied(format!(
@@ -190,6 +198,9 @@ impl ToolRuntime {
                 }
             }
         }
+        if aborted() {
+            return Some(aborted_before_dispatch());
+        }
         if let Some(reason) = ask {
             let name = &execution.name;
             let Some(approver) = hooks.approver.clone() else {
@@ -198,11 +209,11 @@ impl ToolRuntime {
                 })));
             };
             match approver.approve(execution, reason).await {
-                _ if execution.signal.is_aborted() => return Some(aborted_before_dispatch()),
-                ApprovalOutcome::AllowedOnce => {}
                 ApprovalOutcome::Rejected => {
                     return Some(denied(format!("the user rejected tool \"{name}\"")));
                 }
+                _ if aborted() => return Some(aborted_before_dispatch()),
+                ApprovalOutcome::AllowedOnce => {}
                 ApprovalOutcome::Cancelled => {
                     return Some(denied(format!(
                         "approval for tool \"{name}\" was cancelled"
@@ -211,10 +222,13 @@ impl ToolRuntime {
             }
         }
         for listener in hooks.guards.iter().filter(|l| l.applies_to(execution)) {
+            if aborted() {
+                return Some(aborted_before_dispatch());
+            }
             match contained(async { listener.hook.check(execution).await }).await {
                 Ok(None) => {}
                 Ok(Some(reason)) => return Some(denied(reason)),
-                Err(_) if execution.signal.is_aborted() => return Some(aborted_before_dispatch()),
+                Err(error) if error.is_abort() => return Some(aborted_before_dispatch()),
                 Err(error) => {
                     let guard = listener.hook.name();
                     return Some(denied(format!(
@@ -289,16 +303,9 @@ impl ToolRuntime {
             let decision =
                 match contained(async { listener.hook.decide(execution, &result).await }).await {
                     Ok(decision) => decision,
-                    // The hook failed because the call was cancelled: after dispatch that
-                    // replaces only a success (a more specific failure stays).
-                    Err(_) if execution.signal.is_aborted() => {
-                        if result.is_error() {
-                            return result;
-                        }
-                        let aborted =
-                            ToolExecutionResult::harness(HarnessCode::Aborted, "tool call aborted");
-                        return keep_contexts(result, aborted);
-                    }
+                    // The call was cancelled while the hook was asked and nothing came of it:
+                    // after dispatch that replaces only a success (a failure stays).
+                    Err(error) if error.is_abort() => return aborted_unless_failed(result),
                     Err(error) => {
                         let hook = listener.hook.name();
                         let message = format!(
@@ -362,9 +369,8 @@ impl ToolRuntime {
                             ToolExecutionResult::failure(ToolError::new(text))
                         }
                         BlockFeedback::Blocks(blocks) => {
-                            let mut failure = ToolExecutionResult::failure(ToolError::new(
-                                "tool result blocked by post-execute policy",
-                            ));
+                            let message = feedback_message(&blocks);
+                            let mut failure = ToolExecutionResult::failure(ToolError::new(message));
                             failure.content = blocks;
                             failure
                         }
@@ -373,6 +379,11 @@ impl ToolRuntime {
                     return blocked;
                 }
             }
+        }
+        // A decision that came in after the call was cancelled still applies (a block stays a
+        // block), but a success it left becomes ABORTED, keeping its contexts.
+        if execution.signal.is_aborted() {
+            return aborted_unless_failed(result);
         }
         result
     }
@@ -485,6 +496,15 @@ fn aborted_before_dispatch() -> ToolExecutionResult {
 
 fn denied(reason: String) -> ToolExecutionResult {
     ToolExecutionResult::failure(ToolError::new(reason))
+}
+
+/// `ABORTED` in place of a success (keeping its contexts); a failure stays more specific.
+fn aborted_unless_failed(result: ToolExecutionResult) -> ToolExecutionResult {
+    if result.is_error() {
+        return result;
+    }
+    let aborted = ToolExecutionResult::harness(HarnessCode::Aborted, "tool call aborted");
+    keep_contexts(result, aborted)
 }
 
 /// `next` with the contexts `previous` had gathered (tool-deferred contexts survive failures).

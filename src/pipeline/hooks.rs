@@ -59,8 +59,28 @@ impl PostDecision {
 pub enum BlockFeedback {
     /// A message (content becomes `Error: <text>`).
     Text(String),
-    /// Content blocks (the message is the generic block message).
+    /// Content blocks, shown verbatim (the message is derived from them, see
+    /// [`feedback_message`]).
     Blocks(Vec<ContentBlock>),
+}
+
+/// The failure message of block feedback given as content: its text blocks joined with
+/// `\n`, each other block as `[<type> content]`, so a caller reading only `error.message`
+/// still learns why; only feedback with no text at all gets the generic message.
+pub fn feedback_message(blocks: &[ContentBlock]) -> String {
+    let parts: Vec<String> = blocks
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text(text) => text.text.clone(),
+            other => format!("[{} content]", other.type_name()),
+        })
+        .collect();
+    let message = parts.join("\n");
+    if message.is_empty() {
+        "tool result blocked by post-execute policy".to_owned()
+    } else {
+        message
+    }
 }
 
 /// A `tools/pre-execute` listener. An `Err` fails the call closed.

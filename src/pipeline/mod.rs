@@ -15,12 +15,12 @@ pub use schedule::{CallQueue, Ticket};
 pub use wrappers::{TimeoutWrapper, timed_out};
 
 use crate::json;
-use crate::registry::{Registry, RegistryError};
+use crate::registry::{RUN_CODE, Registry, RegistryError};
 use crate::spill::SpillStore;
 use crate::tool::{
     AgentId, Concurrency, InputSchema, ToolDefinition, ToolExecutionInput, ToolExecutionResult,
 };
-use dsh_tools_protocol::{ExecutionMode, HostConfig};
+use dsh_tools_protocol::{ExecutionMode, HostConfig, PresentationMode};
 use futures::FutureExt;
 use hooks::{
     Approver, ExecuteWrapper, Guard, HookSet, Listener, PostExecuteHook, PreExecuteHook,
@@ -215,13 +215,29 @@ impl ToolRuntime {
     }
 
     /// `parallel` only when the visible definition classifies these arguments exactly `true`;
-    /// unknown, hidden, invalid or unclassifiable calls are exclusive.
+    /// unknown, hidden, invalid or unclassifiable calls are exclusive, and so is every name
+    /// but `run_code` under an effective `code` presentation, whose direct calls only fail.
     pub async fn execution_mode(
         &self,
         name: &str,
         arguments: &Value,
         agent: Option<&AgentId>,
     ) -> ExecutionMode {
+        self.classify(name, arguments, agent, false).await
+    }
+
+    /// [`execution_mode`](Self::execution_mode) for a call that is `nested` (a Code Mode
+    /// sub-call, exempt from the `code` collapse like its execution is) or model-direct.
+    pub(crate) async fn classify(
+        &self,
+        name: &str,
+        arguments: &Value,
+        agent: Option<&AgentId>,
+        nested: bool,
+    ) -> ExecutionMode {
+        if !nested && name != RUN_CODE && self.registry.mode(agent) == PresentationMode::Code {
+            return ExecutionMode::Exclusive;
+        }
         let Some(tool) = self.registry.resolve(name, agent) else {
             return ExecutionMode::Exclusive;
         };

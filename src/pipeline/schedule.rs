@@ -126,7 +126,12 @@ impl CallQueue {
         let turns = Turns::at(index, Some(&self.policy), self.results.as_ref());
         // An aborted call is not held up by its classification: it will not dispatch.
         let mode = tokio::select! {
-            mode = self.runtime.execution_mode(&input.name, &input.arguments, input.agent.as_ref()) => mode,
+            mode = self.runtime.classify(
+                &input.name,
+                &input.arguments,
+                input.agent.as_ref(),
+                input.parent.is_some(),
+            ) => mode,
             () = input.signal.aborted() => ExecutionMode::Exclusive,
         };
         let exclusive = mode == ExecutionMode::Exclusive;

@@ -37,12 +37,14 @@ pub enum RegistryError {
     /// `restrict` without names.
     #[error("restrict needs exactly one non-empty allow or deny list")]
     EmptyFilter,
-    /// `restrict` naming a name no layer knows.
-    #[error("restrict names unknown tool \"{0}\" (register or reserve it globally first)")]
+    /// `restrict` naming a name the agent does not inherit from any layer.
+    #[error(
+        "restrict names unknown tool \"{0}\" (register or reserve it globally or in an ancestor scope first)"
+    )]
     UnknownName(String),
     /// `restrict` naming a tool local to the agent.
     #[error(
-        "restrict names \"{0}\", which is local to agent \"{1}\": restrictions mask global tools only"
+        "restrict names \"{0}\", which is local to agent \"{1}\": restrictions mask inherited tools only"
     )]
     LocalName(String, String),
     /// A second `presentAs` in one scope.

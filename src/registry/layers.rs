@@ -117,25 +117,78 @@ impl State {
         chain
     }
 
-    /// The scope's own `presentAs`, else the config mode: the config is the default for
-    /// every agent that declares none of its own, a child of a declaring agent included.
-    pub fn mode(&self, scope: Option<&AgentId>) -> PresentationMode {
-        scope
-            .and_then(|agent| self.layers.get(&Some(agent.clone())))
-            .and_then(|layer| layer.presentation.as_ref().map(|(_, mode, _)| *mode))
-            .unwrap_or(self.default_mode)
+    /// The nearest `presentAs` on the scope's chain (its own, else its parent's, and so on
+    /// up), with the layer that declared it: a presentation is inherited like tools are.
+    fn presentation(
+        &self,
+        scope: Option<&AgentId>,
+    ) -> Option<(PresentationMode, Option<CodeLanguage>)> {
+        self.chain(scope)
+            .iter()
+            .rev()
+            .find_map(|layer| layer.presentation.as_ref())
+            .map(|(_, mode, language)| (*mode, *language))
     }
 
-    /// The Code Mode language of the scope's own `presentAs`, if it chose one.
+    /// The effective presentation: the nearest `presentAs` on the chain, else the config mode.
+    pub fn mode(&self, scope: Option<&AgentId>) -> PresentationMode {
+        self.presentation(scope)
+            .map_or(self.default_mode, |(mode, _)| mode)
+    }
+
+    /// The Code Mode language of the nearest `presentAs` on the chain, if it chose one.
     pub fn language(&self, scope: Option<&AgentId>) -> Option<CodeLanguage> {
-        scope
-            .and_then(|agent| self.layers.get(&Some(agent.clone())))
-            .and_then(|layer| {
-                layer
-                    .presentation
-                    .as_ref()
-                    .and_then(|(_, _, language)| *language)
-            })
+        self.presentation(scope).and_then(|(_, language)| language)
+    }
+
+    /// The scope's own layer (`None` for the global view or an unknown agent).
+    fn own(&self, scope: Option<&AgentId>) -> Option<&Layer> {
+        scope.and_then(|agent| self.layers.get(&Some(agent.clone())))
+    }
+
+    /// Everything `scope` inherits, by name: the global layer's tools, shadowed by each
+    /// ancestor's (farthest first, so the nearest wins); the scope's own layer excluded.
+    fn inherited(&self, scope: Option<&AgentId>) -> HashMap<&Arc<str>, &Arc<RegisteredTool>> {
+        let mut inherited: HashMap<&Arc<str>, &Arc<RegisteredTool>> = HashMap::new();
+        let chain = self.chain(scope);
+        let ancestors = chain.len().saturating_sub(1);
+        let layers = self
+            .layers
+            .get(&None)
+            .into_iter()
+            .chain(chain.into_iter().take(ancestors));
+        for layer in layers {
+            inherited.extend(layer.tools.iter());
+        }
+        inherited
+    }
+
+    /// Names `scope` inherits (tools and reservations of the global layer and its
+    /// ancestors): what its `restrict` may name.
+    fn inherited_names(&self, scope: Option<&AgentId>) -> HashSet<Arc<str>> {
+        let chain = self.chain(scope);
+        let ancestors = chain.len().saturating_sub(1);
+        self.layers
+            .get(&None)
+            .into_iter()
+            .chain(chain.into_iter().take(ancestors))
+            .flat_map(Layer::known_names)
+            .collect()
+    }
+
+    /// Every name `scope` knows: inherited or its own, registered or reserved.
+    pub fn known_names(&self, scope: Option<&AgentId>) -> HashSet<Arc<str>> {
+        let mut names = self.inherited_names(scope);
+        if let Some(own) = self.own(scope) {
+            names.extend(own.known_names());
+        }
+        names
+    }
+
+    /// Whether the inherited capability `name` passes every restriction on `scope`'s chain
+    /// (the scope's own and every ancestor's), registered yet or not.
+    pub fn is_admitted(&self, name: &str, scope: Option<&AgentId>) -> bool {
+        self.chain(scope).iter().all(|layer| layer.admits(name))
     }
 
     pub fn resolve(&self, name: &str, scope: Option<&AgentId>) -> Option<Arc<RegisteredTool>> {
@@ -144,63 +197,61 @@ impl State {
                 .then(|| self.run_code.clone())
                 .flatten();
         }
-        if let Some(agent) = scope {
-            let own = self.layers.get(&Some(agent.clone()))?;
-            if let Some(tool) = own.tools.get(name) {
-                return Some(tool.clone());
-            }
+        if let Some(tool) = self.own(scope).and_then(|own| own.tools.get(name)) {
+            return Some(tool.clone());
         }
-        let global = self.layers.get(&None)?.tools.get(name)?;
-        self.chain(scope)
+        let chain = self.chain(scope);
+        let ancestors = chain.len().saturating_sub(1);
+        let nearest = chain
+            .iter()
+            .take(ancestors)
+            .rev()
+            .find_map(|layer| layer.tools.get(name))
+            .or_else(|| self.layers.get(&None)?.tools.get(name))?;
+        chain
             .iter()
             .all(|layer| layer.admits(name))
-            .then(|| global.clone())
+            .then(|| nearest.clone())
     }
 
     pub fn visible(&self, scope: Option<&AgentId>) -> Vec<Arc<RegisteredTool>> {
         let chain = self.chain(scope);
-        let mut by_name: HashMap<&str, &Arc<RegisteredTool>> = HashMap::new();
-        if let Some(global) = self.layers.get(&None) {
-            for (name, tool) in &global.tools {
-                if chain.iter().all(|layer| layer.admits(name)) {
-                    by_name.insert(name, tool);
-                }
-            }
-        }
-        if let Some(own) = scope.and_then(|agent| self.layers.get(&Some(agent.clone()))) {
-            for (name, tool) in &own.tools {
-                by_name.insert(name, tool);
-            }
+        let mut by_name: HashMap<&Arc<str>, &Arc<RegisteredTool>> = self
+            .inherited(scope)
+            .into_iter()
+            .filter(|(name, _)| chain.iter().all(|layer| layer.admits(name)))
+            .collect();
+        if let Some(own) = self.own(scope) {
+            by_name.extend(own.tools.iter());
         }
         let mut tools: Vec<Arc<RegisteredTool>> = by_name.into_values().cloned().collect();
         tools.sort_by(|a, b| a.definition.name.cmp(&b.definition.name));
         tools
     }
 
+    /// A restriction may name what the agent inherits (from the global layer or any
+    /// ancestor); its own local names and names nobody registered or reserved are refused.
     pub fn validate_restriction(
         &self,
         agent: &AgentId,
         restriction: &Restriction,
     ) -> Result<(), RegistryError> {
+        let scope = Some(agent.clone());
         let own = self
             .layers
-            .get(&Some(agent.clone()))
+            .get(&scope)
             .ok_or_else(|| RegistryError::UnknownAgent(agent.to_string()))?;
         if restriction.names().is_empty() {
             return Err(RegistryError::EmptyFilter);
         }
-        let global = self
-            .layers
-            .get(&None)
-            .map(Layer::known_names)
-            .unwrap_or_default();
+        let inherited = self.inherited_names(scope.as_ref());
         let mut names: Vec<&Arc<str>> = restriction.names().iter().collect();
         names.sort();
         for name in names {
             if &**name == RUN_CODE {
                 return Err(RegistryError::ReservedName);
             }
-            if global.contains(name) {
+            if inherited.contains(name) {
                 continue;
             }
             if own.tools.contains_key(name) || own.reserved.contains_key(name) {

@@ -1,10 +1,13 @@
 //! The tool registry: layers (global ▸ agent ▸ child agent), reservations, restrictions,
 //! presentation, and resolution as one scope sees it.
 //!
-//! Visibility rules (seed README, Public API):
-//! - a global tool is visible in an agent scope when every restriction on the scope's chain
-//!   admits its name (allow: listed; deny: not listed) — masks intersect down the chain;
-//! - an agent's own registrations are visible to that agent alone and shadow globals there;
+//! Visibility rules (seed README, Public API; the reference's scoped tests):
+//! - a scope inherits every ancestor's tools: the nearest ancestor shadows farther ones, the
+//!   global layer is farthest, and the scope's own registrations shadow everything inherited;
+//! - an inherited tool is visible when every restriction on the scope's chain admits its name
+//!   (allow: listed; deny: not listed) — masks intersect down the chain, never up it, and
+//!   never filter the scope's own registrations;
+//! - the presentation (`presentAs`) is inherited the same way: the nearest on the chain wins;
 //! - restrictions are visibility, not authority: a host that must forbid a call uses policy.
 
 mod error;
@@ -15,7 +18,7 @@ pub use layers::Restriction;
 
 use crate::tool::{AgentId, ToolDefinition};
 use dsh_tools_protocol::{CodeLanguage, PresentationMode};
-use layers::{Layer, Scope, State};
+use layers::{Scope, State};
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -137,7 +140,8 @@ impl Registry {
         Ok(id)
     }
 
-    /// Applies an allow or deny mask over global tools for `agent` (snapshotted now).
+    /// Applies an allow or deny mask over what `agent` inherits (snapshotted now); it reaches
+    /// every descendant of `agent`, never its parent, and never `agent`'s own tools.
     pub fn restrict(
         &self,
         agent: Option<AgentId>,
@@ -233,12 +237,13 @@ impl Registry {
         self.state.read().resolve(name, scope)
     }
 
-    /// The effective presentation of `scope` (its own `presentAs`, else the config mode).
+    /// The effective presentation of `scope`: the nearest `presentAs` on its chain (its own,
+    /// else its parent's, and so on), else the config mode.
     pub fn mode(&self, scope: Option<&AgentId>) -> PresentationMode {
         self.state.read().mode(scope)
     }
 
-    /// The Code Mode language `scope`'s own `presentAs` chose, if any.
+    /// The Code Mode language of the nearest `presentAs` on `scope`'s chain, if it chose one.
     pub fn language(&self, scope: Option<&AgentId>) -> Option<CodeLanguage> {
         self.state.read().language(scope)
     }
@@ -249,21 +254,16 @@ impl Registry {
         self.state.read().visible(scope)
     }
 
-    /// Whether global `name` passes every restriction on `scope`'s chain.
+    /// Whether the inherited capability `name` passes every restriction on `scope`'s chain,
+    /// independent of whether it is registered yet.
     pub fn is_admitted(&self, name: &str, scope: Option<&AgentId>) -> bool {
-        let state = self.state.read();
-        state.chain(scope).iter().all(|layer| layer.admits(name))
+        self.state.read().is_admitted(name, scope)
     }
 
-    /// Names a scope knows (registered or reserved), for validation by callers.
+    /// Names a scope knows, inherited or its own, registered or reserved (for validation by
+    /// callers such as `toolOrder`).
     pub fn known_names(&self, scope: Option<&AgentId>) -> HashSet<Arc<str>> {
-        let state = self.state.read();
-        let key = scope.cloned();
-        state
-            .layers
-            .get(&key)
-            .map(Layer::known_names)
-            .unwrap_or_default()
+        self.state.read().known_names(scope)
     }
 
     fn notify(&self, scope: Scope) {

@@ -21,6 +21,9 @@ pub struct RunRequest {
     /// body of an async function.
     pub code: String,
     pub limits: RunLimits,
+    /// The names the program's `tools` object binds (the calling scope's visible tools when
+    /// the run starts, `run_code` excluded); any other name is no binding at all.
+    pub tools: Vec<String>,
     /// Receives binding calls and live output.
     pub host: Arc<dyn BindingHost>,
     /// Firing it ends the run as `abort`.

@@ -1,4 +1,5 @@
-//! Output accounting: compact-JSON bytes of the logs array, and the byte cap it shares with the completion or failure message.
+//! Output accounting: compact-JSON bytes of the logs array, the byte cap it shares with the
+//! completion or failure message, and what an `output-limit` failure keeps within that cap.
 
 use std::io;
 
@@ -12,6 +13,9 @@ pub(crate) struct OutputBudget {
     /// Bytes of the compact JSON of `logs`: `[]` plus each line's JSON plus separators.
     logs_bytes: u64,
     exhausted: bool,
+    /// The first line that did not fit, cut to what could ever fit the cap: an
+    /// `output-limit` failure keeps its fitting prefix when the lines before it leave room.
+    overflow: Option<String>,
 }
 
 /// Whether a console line was kept.
@@ -29,6 +33,7 @@ impl OutputBudget {
             logs: Vec::new(),
             logs_bytes: 2,
             exhausted: false,
+            overflow: None,
         }
     }
 
@@ -40,6 +45,7 @@ impl OutputBudget {
         let grown = self.logs_bytes + separator + compact_json_len(line);
         if grown > self.cap {
             self.exhausted = true;
+            self.overflow = Some(json_string_prefix(line, self.cap).to_owned());
             return Admission::Refused;
         }
         self.logs_bytes = grown;
@@ -66,6 +72,60 @@ impl OutputBudget {
 
     pub(crate) fn into_logs(self) -> Vec<String> {
         self.logs
+    }
+
+    /// The logs and diagnostic `message` of an `output-limit` failure, together within the
+    /// cap (the compact JSON of the logs plus that of the message): whole lines while they
+    /// fit beside the message, then the longest fitting prefix of the first line that does
+    /// not (a line refused at the cap included), then nothing more. Under a cap too small
+    /// for the message itself, the message is cut to fit.
+    pub(crate) fn limited(self, message: &str) -> (Vec<String>, String) {
+        let budget = self.cap.saturating_sub(compact_json_len(message));
+        let mut kept = Vec::new();
+        let mut bytes: u64 = 2;
+        for line in self.logs.into_iter().chain(self.overflow) {
+            let separator = u64::from(!kept.is_empty());
+            let room = budget.saturating_sub(bytes + separator);
+            let line_bytes = compact_json_len(line.as_str());
+            if line_bytes <= room {
+                bytes += separator + line_bytes;
+                kept.push(line);
+                continue;
+            }
+            let prefix = json_string_prefix(&line, room);
+            if !prefix.is_empty() {
+                bytes += separator + compact_json_len(prefix);
+                kept.push(prefix.to_owned());
+            }
+            break;
+        }
+        let message = json_string_prefix(message, self.cap.saturating_sub(bytes)).to_owned();
+        (kept, message)
+    }
+}
+
+/// The longest prefix of `text` (whole characters) whose JSON string, quotes included, is at
+/// most `max_bytes`; empty when not even `""` fits.
+pub(crate) fn json_string_prefix(text: &str, max_bytes: u64) -> &str {
+    let mut bytes: u64 = 2;
+    if max_bytes < bytes {
+        return "";
+    }
+    for (index, character) in text.char_indices() {
+        bytes += escaped_len(character);
+        if bytes > max_bytes {
+            return text.get(..index).unwrap_or_default();
+        }
+    }
+    text
+}
+
+/// Bytes one character takes inside a compact JSON string.
+fn escaped_len(character: char) -> u64 {
+    match character {
+        '"' | '\\' | '\u{8}' | '\u{c}' | '\n' | '\r' | '\t' => 2,
+        c if u32::from(c) < 0x20 => 6,
+        c => c.len_utf8() as u64,
     }
 }
 
@@ -121,6 +181,46 @@ mod tests {
         check(9, &["a", "b", ""], &["a", "b"], None);
         check(8, &["a", "bb", "c"], &["a"], None);
         check(4, &[], &[], Some((2, true)));
+    }
+
+    /// `output-limit` keeps whole lines while they fit beside the message, then the fitting
+    /// prefix of the first that does not; the message itself is cut only under a tiny cap.
+    #[test]
+    fn an_output_limit_keeps_the_fitting_prefix() {
+        let message = "outer output exceeded 64 bytes"; // 32 bytes as JSON
+        let limited = |cap: u64, lines: &[&str]| {
+            let mut budget = OutputBudget::new(cap);
+            for line in lines {
+                budget.push(line);
+            }
+            let (logs, text) = budget.limited(message);
+            let total = compact_json_len(&logs) + compact_json_len(text.as_str());
+            assert!(total <= cap, "cap {cap}: {logs:?} {text:?}");
+            (logs, text)
+        };
+        // ["aaaa","bbbb"] is 15 bytes; with the message 47 fit 64.
+        assert_eq!(
+            limited(64, &["aaaa", "bbbb", &"c".repeat(40)]),
+            (
+                vec!["aaaa".into(), "bbbb".into(), "cccccccccccccc".into()],
+                message.into()
+            )
+        );
+        // A line refused at the cap still lends its prefix; escapes count as written.
+        assert_eq!(
+            limited(64, &[&"\"".repeat(100)]),
+            (vec!["\"".repeat(14)], message.into())
+        );
+        // Lines that fit the cap but not beside the message are cut, and later ones dropped.
+        assert_eq!(
+            limited(40, &["0123456789", "later"]),
+            (vec!["0123".into()], message.into())
+        );
+        assert_eq!(limited(34, &["x"]), (vec![], message.into()));
+        // A multi-byte character is kept whole or not at all.
+        assert_eq!(limited(42, &["ab€€"]), (vec!["ab€".into()], message.into()));
+        // Under a cap smaller than the message, the message is cut to fit.
+        assert_eq!(limited(11, &["abc"]), (vec![], "outer o".into()));
     }
 
     #[test]

@@ -27,7 +27,10 @@ pub(crate) fn conclude(
             format!("wall-clock budget of {} ms exhausted", limits.max_wall_ms),
         )),
         StopReason::Abort => Err(RunFailure::new(FailureKind::Abort, "run aborted")),
-        StopReason::OutputLimit => Err(output_limit(output.cap())),
+        StopReason::OutputLimit => Err(RunFailure::new(
+            FailureKind::OutputLimit,
+            output_limit_message(output.cap()),
+        )),
         StopReason::Shutdown => Err(RunFailure::new(
             FailureKind::WorkerExit,
             "isolate pool shut down",
@@ -48,32 +51,35 @@ pub(crate) fn early_failure(failure: RunFailure, max_output_bytes: u64) -> RunOu
     within_cap(Err(failure), OutputBudget::new(max_output_bytes))
 }
 
-/// Replaces a result whose JSON would push the output past the cap with `output-limit`.
+/// Replaces a result whose JSON would push the output past the cap with `output-limit`, and
+/// holds an `output-limit` failure's logs and message within the cap together
+/// ([`OutputBudget::limited`]).
 pub(crate) fn within_cap(
     result: Result<Option<serde_json::Value>, RunFailure>,
     output: OutputBudget,
 ) -> RunOutcome {
-    let payload_bytes = match &result {
-        Ok(Some(value)) => compact_json_len(value),
-        Ok(None) => 0,
-        Err(failure) => compact_json_len(&failure.message),
+    let over = match &result {
+        Err(failure) if failure.kind == FailureKind::OutputLimit => true,
+        Ok(Some(value)) => !output.fits_with(crate::json::render_compact(value).len() as u64),
+        Ok(None) => false,
+        Err(failure) => !output.fits_with(compact_json_len(&failure.message)),
     };
-    let result = if output.fits_with(payload_bytes) {
-        result
-    } else {
-        Err(output_limit(output.cap()))
-    };
+    if !over {
+        return RunOutcome {
+            logs: output.into_logs(),
+            result,
+        };
+    }
+    let message = output_limit_message(output.cap());
+    let (logs, message) = output.limited(&message);
     RunOutcome {
-        logs: output.into_logs(),
-        result,
+        logs,
+        result: Err(RunFailure::new(FailureKind::OutputLimit, message)),
     }
 }
 
-fn output_limit(cap: u64) -> RunFailure {
-    RunFailure::new(
-        FailureKind::OutputLimit,
-        format!("outer output exceeded {cap} bytes"),
-    )
+fn output_limit_message(cap: u64) -> String {
+    format!("outer output exceeded {cap} bytes")
 }
 
 /// Reads the harness's tagged answer: `v<json>`, `u`, `i` or `e<message>`; the JSON goes
@@ -145,31 +151,39 @@ mod tests {
         assert_eq!(value.to_string(), "12345678901234567890123");
     }
 
+    /// A failure message that overflows the cap becomes `output-limit`, whose logs and
+    /// message together stay within the cap (under a cap this small, the message is cut).
     #[test]
     fn failures_that_overflow_the_cap_become_output_limit() {
-        let limits = RunLimits {
-            compute_ms: 1,
-            max_wall_ms: 2,
-            max_output_bytes: 10,
-            max_depth: 8,
-        };
-        let mut output = OutputBudget::new(10);
-        output.push("abc");
-        let outcome = conclude(
-            || read_answer("exy", limits.max_depth),
-            StopReason::Finished,
-            output,
-            limits,
-        );
-        assert_eq!(
-            outcome,
-            RunOutcome {
-                logs: vec!["abc".into()],
-                result: Err(RunFailure::new(
-                    FailureKind::OutputLimit,
-                    "outer output exceeded 10 bytes"
-                )),
+        let outcome = |cap: u64, lines: &[&str]| {
+            let limits = RunLimits {
+                compute_ms: 1,
+                max_wall_ms: 2,
+                max_output_bytes: cap,
+                max_depth: 8,
+            };
+            let mut output = OutputBudget::new(cap);
+            for line in lines {
+                output.push(line);
             }
+            conclude(
+                || read_answer(&format!("e{}", "x".repeat(100)), limits.max_depth),
+                StopReason::Finished,
+                output,
+                limits,
+            )
+        };
+        let limited = |logs: &[&str], message: &str| RunOutcome {
+            logs: logs.iter().map(|l| l.to_string()).collect(),
+            result: Err(RunFailure::new(FailureKind::OutputLimit, message)),
+        };
+        assert_eq!(
+            outcome(60, &["abc", "defghijklmnopqrstuvwxyz"]),
+            limited(
+                &["abc", "defghijklmnopqrstu"],
+                "outer output exceeded 60 bytes"
+            )
         );
+        assert_eq!(outcome(10, &["abc"]), limited(&[], "outer "));
     }
 }

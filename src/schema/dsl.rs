@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::json::{Segment, canonicalize};
+use crate::json::{Segment, canonicalize, deep_clone, json_equal};
 
 use super::error::SchemaError;
 use super::spec_path::{PathId, SpecPaths};
@@ -48,6 +48,9 @@ pub fn compile_value(spec: &Value, root: &str) -> Result<Value, SchemaError> {
     Ok(compiler.assemble())
 }
 
+/// The keys a `oneOf` node may have.
+const ONE_OF_KEYS: [&str; 5] = ["oneOf", "title", "description", "default", "examples"];
+
 /// What a spec's `type` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum DslType {
@@ -70,16 +73,33 @@ impl DslType {
 
     fn allowed_keys(self) -> &'static [&'static str] {
         match self {
-            DslType::Scalar(_) => &["type", "title", "description", "enum", "const"],
-            DslType::Array => &["type", "title", "description", "items"],
+            DslType::Scalar(_) => &[
+                "type",
+                "title",
+                "description",
+                "default",
+                "examples",
+                "enum",
+                "const",
+            ],
+            DslType::Array => &[
+                "type",
+                "title",
+                "description",
+                "default",
+                "examples",
+                "items",
+            ],
             DslType::Object => &[
                 "type",
                 "title",
                 "description",
+                "default",
+                "examples",
                 "properties",
                 "additionalProperties",
             ],
-            DslType::Json => &["type", "title", "description"],
+            DslType::Json => &["type", "title", "description", "default", "examples"],
         }
     }
 }
@@ -171,11 +191,11 @@ impl<'s, 'r> Compiler<'s, 'r> {
             if keys.contains_key("type") {
                 return Err(self.error(at, "\"type\" and \"oneOf\" cannot be combined"));
             }
-            self.check_keys(keys, at, is_property, &["oneOf", "title", "description"])?;
+            self.check_keys(keys, at, is_property, &ONE_OF_KEYS)?;
             self.copy_annotations(keys, at, &mut output)?;
             let branches = match branches {
-                Value::Array(branches) if !branches.is_empty() => branches,
-                _ => return Err(self.error(at, "oneOf must be a non-empty array of schemas")),
+                Value::Array(branches) if branches.len() >= 2 => branches,
+                _ => return Err(self.error(at, "oneOf must be an array of at least two schemas")),
             };
             output.insert(
                 "oneOf".to_owned(),
@@ -267,9 +287,10 @@ impl<'s, 'r> Compiler<'s, 'r> {
         for (name, property) in record {
             let at = self.paths.child(record_at, Segment::Key(name));
             match property.get("required") {
-                None | Some(Value::Bool(false)) => {}
+                None => {}
                 Some(Value::Bool(true)) => required.push(Value::String(name.clone())),
-                Some(_) => return Err(self.error(at, "required must be true or false")),
+                // `required: false` is not an optional marker: optional is the absence of it.
+                Some(_) => return Err(self.error(at, "required must be true when present")),
             }
             placeholders.insert(name.clone(), Value::Null);
             children.push(Visit {
@@ -310,9 +331,11 @@ impl<'s, 'r> Compiler<'s, 'r> {
         Ok(())
     }
 
+    /// Copies `title`, `description`, `default` and `examples` into the compiled schema:
+    /// annotations only, never applied or validated against (a `default` is not filled in).
     fn copy_annotations(
-        &self,
-        keys: &Map<String, Value>,
+        &mut self,
+        keys: &'s Map<String, Value>,
         at: PathId,
         output: &mut Map<String, Value>,
     ) -> Result<(), SchemaError> {
@@ -323,6 +346,13 @@ impl<'s, 'r> Compiler<'s, 'r> {
                     output.insert(annotation.to_owned(), Value::String(text.clone()));
                 }
                 Some(_) => return Err(self.error(at, format!("{annotation} must be a string"))),
+            }
+        }
+        for annotation in ["default", "examples"] {
+            if let Some(value) = keys.get(annotation) {
+                let annotation_at = self.paths.child(at, Segment::Key(annotation));
+                let copy = self.lossless(value, annotation_at)?;
+                output.insert(annotation.to_owned(), copy);
             }
         }
         Ok(())
@@ -336,9 +366,6 @@ impl<'s, 'r> Compiler<'s, 'r> {
         output: &mut Map<String, Value>,
     ) -> Result<(), SchemaError> {
         let (members, constant) = (keys.get("enum"), keys.get("const"));
-        if members.is_some() && constant.is_some() {
-            return Err(self.error(at, "enum and const cannot be combined"));
-        }
         if let Some(members) = members {
             let members = match members {
                 Value::Array(members) if !members.is_empty() => members,
@@ -360,6 +387,11 @@ impl<'s, 'r> Compiler<'s, 'r> {
             if !scalar.admits(constant) {
                 return Err(self.error(at, format!("const is not {}", scalar.phrase())));
             }
+            if let Some(Value::Array(members)) = members
+                && !members.iter().any(|member| json_equal(member, constant))
+            {
+                return Err(self.error(at, "const must be one of the enum members"));
+            }
             let const_at = self.paths.child(at, Segment::Key("const"));
             let compiled = self.lossless(constant, const_at)?;
             output.insert("const".to_owned(), compiled);
@@ -367,9 +399,9 @@ impl<'s, 'r> Compiler<'s, 'r> {
         Ok(())
     }
 
-    /// The canonical copy of a scalar annotation value.
-    fn lossless(&self, scalar: &Value, at: PathId) -> Result<Value, SchemaError> {
-        let mut copy = scalar.clone();
+    /// The canonical copy of a literal or annotation value (of any depth).
+    fn lossless(&self, value: &Value, at: PathId) -> Result<Value, SchemaError> {
+        let mut copy = deep_clone(value);
         match canonicalize(&mut copy, "") {
             Ok(()) => Ok(copy),
             Err(lossy) => Err(self.error(at, format!("not lossless JSON: {}", lossy.reason))),

@@ -1,18 +1,49 @@
-//! The enforced raw JSON Schema subset: what the DSL compiles to plus a few raw
-//! conveniences; every other keyword is rejected with its path.
+//! The enforced raw JSON Schema subset: what the DSL compiles to and nothing more. Every
+//! keyword outside it, and every subset keyword on a node it cannot constrain, is refused
+//! with its path, so no schema is accepted that the validator would not enforce.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use crate::json::{Segment, check_lossless};
+use crate::json::{Segment, check_lossless, json_equal};
 
 use super::error::SchemaError;
 use super::spec_path::{PathId, SpecPaths};
 use super::types::JsonType;
 
-/// Accepts exactly the supported subset: `type` (a name or a non-empty array of names),
-/// `properties`, `required`, boolean `additionalProperties`, single-schema `items`, `enum`,
-/// `const`, `oneOf` and lossless annotations; `{}` accepts anything. The first problem in
-/// document order is reported, with a path starting at `root`.
+/// Keywords that constrain values; the rest of the subset are annotations.
+const CONSTRAINTS: [&str; 8] = [
+    "type",
+    "oneOf",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+];
+
+/// Annotations: never affect validation (`default` and `examples` are never applied).
+const ANNOTATIONS: [&str; 4] = ["description", "title", "default", "examples"];
+
+/// Keywords that belong to one node type, so they are refused beside `oneOf` and on an
+/// untyped node.
+const TYPED: [&str; 6] = [
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+];
+
+/// Accepts exactly the enforced subset: one `type` name (`string`, `number`, `integer`,
+/// `boolean`, `null`, `array`, `object`) or an exact-one `oneOf` of at least two schemas;
+/// on objects `properties`, `required` (declared names only) and boolean
+/// `additionalProperties`; on arrays one `items` schema; on scalars a non-empty `enum` of
+/// that type and a `const` of that type (a member, when both are given); lossless
+/// `title`/`description` strings and `default`/`examples` annotations anywhere. `{}` (and an
+/// annotation-only schema) accepts any JSON. The first problem in document order is
+/// reported (a node's own keywords before its children), with a path starting at `root`.
 pub fn check_supported(schema: &Value, root: &str) -> Result<(), SchemaError> {
     let mut paths = SpecPaths::default();
     let mut pending: Vec<(&Value, PathId)> = vec![(schema, None)];
@@ -20,306 +51,176 @@ pub fn check_supported(schema: &Value, root: &str) -> Result<(), SchemaError> {
         let Value::Object(keywords) = schema else {
             return Err(paths.error(root, at, "expected a schema object"));
         };
-        let mut children: Vec<(&Value, PathId)> = Vec::new();
-        for (keyword, argument) in keywords {
-            let keyword_at = paths.child(at, Segment::Key(keyword));
-            let problem = match keyword.as_str() {
-                "type" => check_type(argument),
-                "properties" => match argument {
-                    Value::Object(properties) => {
-                        for (name, property) in properties {
-                            children.push((property, paths.child(keyword_at, Segment::Key(name))));
-                        }
-                        None
-                    }
-                    _ => Some("properties must be an object of schemas".to_owned()),
-                },
-                "required" => match argument {
-                    Value::Array(names) if names.iter().all(Value::is_string) => None,
-                    _ => Some("required must be an array of property names".to_owned()),
-                },
-                "additionalProperties" => match argument {
-                    Value::Bool(_) => None,
-                    _ => Some("additionalProperties must be true or false".to_owned()),
-                },
-                "items" => match argument {
-                    Value::Array(_) => {
-                        Some("items must be one schema (tuple items are unsupported)".to_owned())
-                    }
-                    _ => {
-                        children.push((argument, keyword_at));
-                        None
-                    }
-                },
-                "oneOf" => match argument {
-                    Value::Array(branches) if !branches.is_empty() => {
-                        for (index, branch) in branches.iter().enumerate() {
-                            children.push((branch, paths.child(keyword_at, Segment::Index(index))));
-                        }
-                        None
-                    }
-                    _ => Some("oneOf must be a non-empty array of schemas".to_owned()),
-                },
-                "enum" => match argument {
-                    Value::Array(members) if !members.is_empty() => None,
-                    _ => Some("enum must be a non-empty array".to_owned()),
-                },
-                "examples" => match argument {
-                    Value::Array(_) => None,
-                    _ => Some("examples must be an array".to_owned()),
-                },
-                "const" | "default" => None,
-                "title" | "description" | "$comment" | "$schema" | "$id" => match argument {
-                    Value::String(_) => None,
-                    _ => Some(format!("{keyword} must be a string")),
-                },
-                "deprecated" | "readOnly" | "writeOnly" => match argument {
-                    Value::Bool(_) => None,
-                    _ => Some(format!("{keyword} must be true or false")),
-                },
-                _ => Some(format!("unsupported keyword \"{keyword}\"")),
-            };
-            if let Some(message) = problem {
-                return Err(paths.error(root, at, message));
-            }
-            if let "enum" | "const" | "default" | "examples" = keyword.as_str()
-                && let Err(lossy) = check_lossless(argument, &paths.render(root, keyword_at))
-            {
-                return Err(SchemaError {
-                    path: lossy.path,
-                    message: format!("not lossless JSON: {}", lossy.reason),
-                });
-            }
-        }
+        let children = check_node(keywords, at, &mut paths, root)?;
         pending.extend(children.into_iter().rev());
     }
     Ok(())
 }
 
-fn check_type(argument: &Value) -> Option<String> {
-    let unknown = |name: &String| {
-        JsonType::from_name(name)
-            .is_none()
-            .then(|| format!("unknown type \"{name}\""))
-    };
-    match argument {
-        Value::String(name) => unknown(name),
-        Value::Array(names) if !names.is_empty() => names.iter().find_map(|name| match name {
-            Value::String(name) => unknown(name),
-            _ => Some("type must be a type name or a non-empty array of type names".to_owned()),
-        }),
-        _ => Some("type must be a type name or a non-empty array of type names".to_owned()),
+/// Checks one schema object's own keywords; returns its child schemas in document order.
+fn check_node<'s>(
+    keywords: &'s Map<String, Value>,
+    at: PathId,
+    paths: &mut SpecPaths<'s>,
+    root: &str,
+) -> Result<Vec<(&'s Value, PathId)>, SchemaError> {
+    let refuse = |paths: &SpecPaths<'s>, message: String| Err(paths.error(root, at, message));
+    for (keyword, argument) in keywords {
+        if !CONSTRAINTS.contains(&keyword.as_str()) && !ANNOTATIONS.contains(&keyword.as_str()) {
+            return refuse(paths, format!("unsupported keyword \"{keyword}\""));
+        }
+        match (keyword.as_str(), argument) {
+            ("title" | "description", Value::String(_)) => {}
+            ("title" | "description", _) => {
+                return refuse(paths, format!("{keyword} must be a string"));
+            }
+            ("default" | "examples" | "enum" | "const", _) => {
+                let keyword_at = paths.child(at, Segment::Key(keyword));
+                if let Err(lossy) = check_lossless(argument, &paths.render(root, keyword_at)) {
+                    return Err(SchemaError {
+                        path: lossy.path,
+                        message: format!("not lossless JSON: {}", lossy.reason),
+                    });
+                }
+            }
+            _ => {}
+        }
     }
+    match (keywords.get("type"), keywords.get("oneOf")) {
+        (Some(_), Some(_)) => refuse(paths, "\"type\" and \"oneOf\" cannot be combined".into()),
+        (None, Some(branches)) => {
+            if let Some(keyword) = TYPED.iter().find(|k| keywords.contains_key(**k)) {
+                return refuse(paths, format!("{keyword} is not supported beside oneOf"));
+            }
+            let branches = match branches {
+                Value::Array(branches) if branches.len() >= 2 => branches,
+                _ => {
+                    return refuse(
+                        paths,
+                        "oneOf must be an array of at least two schemas".into(),
+                    );
+                }
+            };
+            let list_at = paths.child(at, Segment::Key("oneOf"));
+            Ok(branches
+                .iter()
+                .enumerate()
+                .map(|(index, branch)| (branch, paths.child(list_at, Segment::Index(index))))
+                .collect())
+        }
+        (None, None) => match TYPED.iter().find(|k| keywords.contains_key(**k)) {
+            Some(keyword) => refuse(paths, format!("{keyword} requires type or oneOf")),
+            None => Ok(Vec::new()),
+        },
+        (Some(kind), None) => {
+            let kind = match kind {
+                Value::String(name) => match JsonType::from_name(name) {
+                    Some(kind) => kind,
+                    None => return refuse(paths, format!("unknown type \"{name}\"")),
+                },
+                Value::Array(_) => {
+                    return refuse(paths, "type arrays are not supported (use oneOf)".into());
+                }
+                _ => return refuse(paths, "type must be one type name".into()),
+            };
+            check_typed(keywords, kind, at, paths, root)
+        }
+    }
+}
+
+/// The keywords of a node with one `type`: each must belong to that type.
+fn check_typed<'s>(
+    keywords: &'s Map<String, Value>,
+    kind: JsonType,
+    at: PathId,
+    paths: &mut SpecPaths<'s>,
+    root: &str,
+) -> Result<Vec<(&'s Value, PathId)>, SchemaError> {
+    let refuse = |paths: &SpecPaths<'s>, message: String| Err(paths.error(root, at, message));
+    let name = kind.name();
+    for keyword in TYPED.iter().filter(|k| keywords.contains_key(**k)) {
+        let belongs = match *keyword {
+            "items" => kind == JsonType::Array,
+            "enum" | "const" => !matches!(kind, JsonType::Array | JsonType::Object),
+            _ => kind == JsonType::Object,
+        };
+        if !belongs {
+            return refuse(
+                paths,
+                format!("{keyword} is not supported on type \"{name}\""),
+            );
+        }
+    }
+    let mut children = Vec::new();
+    match kind {
+        JsonType::Object => {
+            if let Some(open) = keywords.get("additionalProperties")
+                && !open.is_boolean()
+            {
+                return refuse(paths, "additionalProperties must be true or false".into());
+            }
+            let properties = match keywords.get("properties") {
+                None => None,
+                Some(Value::Object(properties)) => Some(properties),
+                Some(_) => return refuse(paths, "properties must be an object of schemas".into()),
+            };
+            match keywords.get("required") {
+                None => {}
+                Some(Value::Array(names)) if names.iter().all(Value::is_string) => {
+                    let undeclared = names.iter().filter_map(Value::as_str).find(|name| {
+                        !properties.is_some_and(|properties| properties.contains_key(*name))
+                    });
+                    if let Some(name) = undeclared {
+                        return refuse(
+                            paths,
+                            format!("required names \"{name}\", which is not in properties"),
+                        );
+                    }
+                }
+                Some(_) => {
+                    return refuse(paths, "required must be an array of property names".into());
+                }
+            }
+            let record_at = paths.child(at, Segment::Key("properties"));
+            for (property, schema) in properties.into_iter().flatten() {
+                children.push((schema, paths.child(record_at, Segment::Key(property))));
+            }
+        }
+        JsonType::Array => match keywords.get("items") {
+            None => {}
+            Some(Value::Array(_)) => {
+                return refuse(
+                    paths,
+                    "items must be one schema (tuple items are unsupported)".into(),
+                );
+            }
+            Some(items) => children.push((items, paths.child(at, Segment::Key("items")))),
+        },
+        scalar => {
+            let members = match keywords.get("enum") {
+                None => None,
+                Some(Value::Array(members)) if !members.is_empty() => Some(members),
+                Some(_) => return refuse(paths, "enum must be a non-empty array".into()),
+            };
+            let phrase = scalar.phrase();
+            for (index, member) in members.into_iter().flatten().enumerate() {
+                if !scalar.admits(member) {
+                    return refuse(paths, format!("enum member {index} is not {phrase}"));
+                }
+            }
+            if let Some(constant) = keywords.get("const") {
+                if !scalar.admits(constant) {
+                    return refuse(paths, format!("const is not {phrase}"));
+                }
+                if members.is_some_and(|members| !members.iter().any(|m| json_equal(m, constant))) {
+                    return refuse(paths, "const must be one of the enum members".into());
+                }
+            }
+        }
+    }
+    Ok(children)
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-    use crate::json::{drop_deep, parse};
-
-    fn check(schema: &str, expected: Result<(), &str>) {
-        let schema = parse(schema).unwrap();
-        assert_eq!(
-            check_supported(&schema, "outputSchema").map_err(|e| e.to_string()),
-            expected.map_err(str::to_owned),
-            "{schema}"
-        );
-    }
-
-    #[test]
-    fn accepts_the_subset() {
-        for schema in [
-            "{}",
-            r#"{"type":"string"}"#,
-            r#"{"type":["string","null"]}"#,
-            r#"{"type":"object","properties":{"a":{"type":"integer"},"b":{}},"required":["a","c"],"additionalProperties":false}"#,
-            r#"{"type":"object","additionalProperties":true}"#,
-            r#"{"type":"array","items":{"enum":[1,"x",null,{"a":[true]}]}}"#,
-            r#"{"const":{"a":[1.0]}}"#,
-            r#"{"oneOf":[{"type":"string"},{}]}"#,
-            r#"{"title":"t","description":"d","default":{"x":1},"examples":[1,"two"],"$comment":"c","deprecated":true,"readOnly":false,"writeOnly":false,"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"urn:example"}"#,
-        ] {
-            check(schema, Ok(()));
-        }
-    }
-
-    #[test]
-    fn rejects_everything_else_with_its_path() {
-        check("true", Err("outputSchema: expected a schema object"));
-        check(
-            r#"{"anyOf":[{}]}"#,
-            Err(r#"outputSchema: unsupported keyword "anyOf""#),
-        );
-        check(
-            r#"{"type":"object","properties":{"a":{"anyOf":[{"type":"string"}]}}}"#,
-            Err(r#"outputSchema.properties.a: unsupported keyword "anyOf""#),
-        );
-        for keyword in [
-            "$ref",
-            "allOf",
-            "not",
-            "minimum",
-            "maximum",
-            "pattern",
-            "format",
-            "minLength",
-            "patternProperties",
-            "$defs",
-            "definitions",
-            "if",
-            "prefixItems",
-            "contains",
-            "uniqueItems",
-            "dependentRequired",
-            "propertyNames",
-            "unevaluatedProperties",
-            "multipleOf",
-        ] {
-            check(
-                &format!(r#"{{"type":"string","{keyword}":1}}"#),
-                Err(&format!(r#"outputSchema: unsupported keyword "{keyword}""#)),
-            );
-        }
-        check(
-            r#"{"items":[{}]}"#,
-            Err("outputSchema: items must be one schema (tuple items are unsupported)"),
-        );
-        check(
-            r#"{"items":true}"#,
-            Err("outputSchema.items: expected a schema object"),
-        );
-        check(
-            r#"{"type":"json"}"#,
-            Err(r#"outputSchema: unknown type "json""#),
-        );
-        check(
-            r#"{"type":["string","text"]}"#,
-            Err(r#"outputSchema: unknown type "text""#),
-        );
-        check(
-            r#"{"type":[]}"#,
-            Err("outputSchema: type must be a type name or a non-empty array of type names"),
-        );
-        check(
-            r#"{"type":[1]}"#,
-            Err("outputSchema: type must be a type name or a non-empty array of type names"),
-        );
-        check(
-            r#"{"type":5}"#,
-            Err("outputSchema: type must be a type name or a non-empty array of type names"),
-        );
-        check(
-            r#"{"properties":[]}"#,
-            Err("outputSchema: properties must be an object of schemas"),
-        );
-        check(
-            r#"{"required":"a"}"#,
-            Err("outputSchema: required must be an array of property names"),
-        );
-        check(
-            r#"{"required":[1]}"#,
-            Err("outputSchema: required must be an array of property names"),
-        );
-        check(
-            r#"{"additionalProperties":{}}"#,
-            Err("outputSchema: additionalProperties must be true or false"),
-        );
-        check(
-            r#"{"oneOf":[]}"#,
-            Err("outputSchema: oneOf must be a non-empty array of schemas"),
-        );
-        check(
-            r#"{"oneOf":{}}"#,
-            Err("outputSchema: oneOf must be a non-empty array of schemas"),
-        );
-        check(
-            r#"{"oneOf":[{},{"not":{}}]}"#,
-            Err(r#"outputSchema.oneOf[1]: unsupported keyword "not""#),
-        );
-        check(
-            r#"{"enum":[]}"#,
-            Err("outputSchema: enum must be a non-empty array"),
-        );
-        check(
-            r#"{"enum":"a"}"#,
-            Err("outputSchema: enum must be a non-empty array"),
-        );
-        check(
-            r#"{"examples":1}"#,
-            Err("outputSchema: examples must be an array"),
-        );
-        check(
-            r#"{"title":1}"#,
-            Err("outputSchema: title must be a string"),
-        );
-        check(r#"{"$id":null}"#, Err("outputSchema: $id must be a string"));
-        check(
-            r#"{"deprecated":"yes"}"#,
-            Err("outputSchema: deprecated must be true or false"),
-        );
-        check(
-            r#"{"const":{"a":[1e400]}}"#,
-            Err(
-                "outputSchema.const.a[0]: not lossless JSON: 1e+400 is outside the range of a double",
-            ),
-        );
-        check(
-            r#"{"items":{"enum":[1,9007199254740993]}}"#,
-            Err(
-                "outputSchema.items.enum[1]: not lossless JSON: 9007199254740993 does not survive a round trip as a double",
-            ),
-        );
-        check(
-            r#"{"default":-0}"#,
-            Err(
-                "outputSchema.default: not lossless JSON: -0 is negative zero, which JSON.stringify writes as 0",
-            ),
-        );
-        check(
-            r#"{"examples":[1,0.10000000000000000001]}"#,
-            Err(
-                "outputSchema.examples[1]: not lossless JSON: 0.10000000000000000001 does not survive a round trip as a double",
-            ),
-        );
-        // A node's own keywords first, then its children in document order.
-        check(
-            r#"{"properties":{"a":{"minimum":1},"b":{"pattern":"x"}},"format":"x"}"#,
-            Err(r#"outputSchema: unsupported keyword "format""#),
-        );
-        check(
-            r#"{"properties":{"a":{"items":{"minimum":1}},"b":{"pattern":"x"}},"oneOf":[{"not":{}}]}"#,
-            Err(r#"outputSchema.properties.a.items: unsupported keyword "minimum""#),
-        );
-    }
-
-    #[test]
-    fn checks_deep_schemas_without_recursion() {
-        let depth = 10_000;
-        let wrap = |inner: Value| {
-            Value::Object(
-                [
-                    ("type".to_owned(), Value::from("array")),
-                    ("items".to_owned(), inner),
-                ]
-                .into_iter()
-                .collect(),
-            )
-        };
-        let valid = (0..depth).fold(parse(r#"{"const":[[[1]]]}"#).unwrap(), |inner, _| {
-            wrap(inner)
-        });
-        assert_eq!(check_supported(&valid, "s"), Ok(()));
-        let invalid = (0..depth).fold(parse(r#"{"anyOf":[]}"#).unwrap(), |inner, _| wrap(inner));
-        let error = check_supported(&invalid, "s").unwrap_err();
-        assert_eq!(
-            (error.path.len(), error.message),
-            (
-                1 + depth * ".items".len(),
-                r#"unsupported keyword "anyOf""#.to_owned()
-            )
-        );
-        drop_deep(valid);
-        drop_deep(invalid);
-    }
-}
+mod tests;

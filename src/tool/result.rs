@@ -76,6 +76,16 @@ impl ToolError {
         }
     }
 
+    /// Whether this is the call's cancellation itself (`ABORTED`, `ABORTED_BEFORE_DISPATCH`)
+    /// rather than a failure of its own: a listener reports it when the call was cancelled
+    /// while it waited and nothing else came of it.
+    pub fn is_abort(&self) -> bool {
+        matches!(
+            self.code,
+            Some(HarnessCode::Aborted | HarnessCode::AbortedBeforeDispatch)
+        )
+    }
+
     /// A harness failure.
     pub fn harness(code: HarnessCode, message: impl Into<String>) -> Self {
         ToolError {

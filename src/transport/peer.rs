@@ -49,12 +49,17 @@ struct Request<'a, P> {
 
 type Answer = Result<Box<RawValue>, PeerError>;
 
+/// The LSP error code of a request the peer cancelled (RequestCancelled).
+const REQUEST_CANCELLED: i64 = -32800;
+
 /// The client as a peer that answers the host's requests.
 pub struct Peer {
     outbox: Outbox,
     pending: Mutex<Option<HashMap<u64, oneshot::Sender<Answer>>>>,
     next_id: AtomicU64,
     max_pending: usize,
+    /// How long a cancelled request still waits for the client's answer.
+    cancel_grace_ms: AtomicU64,
 }
 
 impl Peer {
@@ -65,7 +70,16 @@ impl Peer {
             pending: Mutex::new(Some(HashMap::new())),
             next_id: AtomicU64::new(1),
             max_pending,
+            cancel_grace_ms: AtomicU64::new(
+                dsh_tools_protocol::PipelineConfig::default().cancel_grace_ms,
+            ),
         }
+    }
+
+    /// Sets how long a cancelled request waits for the client's answer (the work the client
+    /// started for it is not raced away from: its answer within the grace is the outcome).
+    pub fn set_cancel_grace_ms(&self, ms: u64) {
+        self.cancel_grace_ms.store(ms, Ordering::Relaxed);
     }
 
     /// The outbox (for notifications).
@@ -75,6 +89,12 @@ impl Peer {
 
     /// Sends `method` and waits for the answer, `cancelled`, or the deadline. `cancelled` is
     /// the caller's abort (a pending future for requests nobody cancels).
+    ///
+    /// Cancellation is quiescent: when `cancelled` fires first, `$/cancelRequest` is sent and
+    /// the client's answer is still awaited for the cancel grace, never past the deadline.
+    /// An answer in that window is the outcome (a late success or error, as the client gave
+    /// it); no answer, a `-32800` (RequestCancelled) answer or a lost client is
+    /// [`PeerError::Cancelled`].
     pub async fn request(
         &self,
         method: &str,
@@ -83,7 +103,7 @@ impl Peer {
         deadline_ms: Option<u64>,
     ) -> Result<Box<RawValue>, PeerError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (sender, receiver) = oneshot::channel();
+        let (sender, mut receiver) = oneshot::channel();
         {
             let mut pending = self.pending.lock();
             let Some(table) = pending.as_mut() else {
@@ -115,22 +135,52 @@ impl Peer {
                 None => std::future::pending().await,
             }
         };
+        tokio::pin!(deadline);
         // Cancellation is polled first: at EOF the host cancels every request and then
         // disconnects the peer, and the call must end as cancelled, not as a lost client.
         let outcome = tokio::select! {
             biased;
             () = cancelled => Err(PeerError::Cancelled),
-            answer = receiver => answer.unwrap_or(Err(PeerError::Disconnected)),
-            () = deadline => Err(PeerError::TimedOut(deadline_ms.unwrap_or_default())),
+            answer = &mut receiver => answer.unwrap_or(Err(PeerError::Disconnected)),
+            () = &mut deadline => Err(PeerError::TimedOut(deadline_ms.unwrap_or_default())),
         };
-        if matches!(outcome, Err(PeerError::Cancelled | PeerError::TimedOut(_))) {
-            self.forget(id);
-            self.outbox.notify(
-                "$/cancelRequest",
-                &serde_json::json!({ "id": format!("dsh:{id}") }),
-            );
+        match outcome {
+            Err(PeerError::Cancelled) => {
+                self.cancel_request(id);
+                let grace = Duration::from_millis(self.cancel_grace_ms.load(Ordering::Relaxed));
+                let late = tokio::select! {
+                    answer = &mut receiver => answer.unwrap_or(Err(PeerError::Disconnected)),
+                    () = tokio::time::sleep(grace) => Err(PeerError::Cancelled),
+                    () = &mut deadline => Err(PeerError::Cancelled),
+                };
+                match late {
+                    Ok(raw) => Ok(raw),
+                    Err(PeerError::Remote { code, .. }) if code == REQUEST_CANCELLED => {
+                        Err(PeerError::Cancelled)
+                    }
+                    Err(remote @ PeerError::Remote { .. }) => Err(remote),
+                    Err(_) => {
+                        self.forget(id);
+                        Err(PeerError::Cancelled)
+                    }
+                }
+            }
+            Err(PeerError::TimedOut(ms)) => {
+                self.cancel_request(id);
+                self.forget(id);
+                Err(PeerError::TimedOut(ms))
+            }
+            other => other,
         }
-        outcome
+    }
+
+    /// Tells the client the host no longer needs request `id` answered (LSP's
+    /// `$/cancelRequest`).
+    fn cancel_request(&self, id: u64) {
+        self.outbox.notify(
+            "$/cancelRequest",
+            &serde_json::json!({ "id": format!("dsh:{id}") }),
+        );
     }
 
     /// Routes a response from the client. Returns `false` for an id the host is not waiting on.
@@ -197,6 +247,54 @@ mod tests {
         assert!(peer.complete(&Value::from("dsh:1"), Ok(result)));
         assert_eq!(answer.await.unwrap().unwrap().get(), "[true]");
         assert!(!peer.complete(&Value::from("dsh:1"), Err(PeerError::Disconnected)));
+    }
+
+    /// A cancelled request still takes the client's answer: a late result is the outcome,
+    /// a `-32800` answer is the cancellation itself, any other late error is that error.
+    #[tokio::test]
+    async fn a_cancelled_request_waits_for_the_clients_answer() {
+        let late_answers = [
+            (Ok("\"late\""), Ok("\"late\"".to_owned())),
+            (
+                Err(PeerError::Remote {
+                    code: -32800,
+                    message: "cancelled".into(),
+                }),
+                Err(PeerError::Cancelled),
+            ),
+            (
+                Err(PeerError::Remote {
+                    code: 7,
+                    message: "broke".into(),
+                }),
+                Err(PeerError::Remote {
+                    code: 7,
+                    message: "broke".into(),
+                }),
+            ),
+        ];
+        for (answer, expected) in late_answers {
+            let (output, input) = tokio::io::duplex(1 << 16);
+            let (outbox, _writer) = spawn_writer(output, Framing::Ndjson);
+            let peer = std::sync::Arc::new(Peer::new(outbox, 4));
+            let asking = peer.clone();
+            let outcome = tokio::spawn(async move {
+                let cancelled = std::future::ready(());
+                let raw = asking.request("client/x", &1, cancelled, None).await;
+                raw.map(|raw| raw.get().to_owned())
+            });
+            let mut lines = BufReader::new(input).lines();
+            let request = lines.next_line().await.unwrap().unwrap();
+            assert!(request.contains("\"id\":\"dsh:1\""), "{request}");
+            let cancel = lines.next_line().await.unwrap().unwrap();
+            assert_eq!(
+                cancel,
+                "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":\"dsh:1\"}}"
+            );
+            let answer = answer.map(|text| RawValue::from_string(text.to_owned()).unwrap());
+            assert!(peer.complete(&Value::from("dsh:1"), answer));
+            assert_eq!(outcome.await.unwrap(), expected);
+        }
     }
 
     #[tokio::test]

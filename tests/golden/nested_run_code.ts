@@ -1,6 +1,6 @@
-// run_code reached from inside a program.
+// run_code is not among a program's bindings: a program cannot start a run of its own.
 try {
   return await tools.run_code({ code: "return 'inner'", description: "nested" });
 } catch (e) {
-  return ["rejected", e.toolName, e.message];
+  return ["rejected", typeof tools.run_code, "run_code" in tools, e.name];
 }

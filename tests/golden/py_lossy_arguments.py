@@ -24,8 +24,9 @@ for bad in [
 for args, kwargs in [(({}, {}), {}), ((), {}), (({},), {"extra": 1})]:
     try:
         await tools.echo(*args, **kwargs)
-    except TypeError as e:
-        rejected.append(str(e))
+    except (TypeError, ToolCallError) as e:
+        # No argument at all is a ToolCallError that says what to pass instead.
+        rejected.append(f"{type(e).__name__}: {e}")
 # The first lossless call is dispatch 1; tuples are arrays.
 rejected.append(await tools.echo({"ok": True, "t": (1, 2)}))
 return rejected

@@ -126,22 +126,24 @@ fn run_prints_the_model_facing_content_and_exits_by_outcome() {
 #[test]
 fn run_shows_each_dispatch_with_its_timing() {
     let scratch = Scratch::new("dispatch");
-    // No tool source is configured, so every binding is an unknown tool.
+    // Two calls of the built-in `read` whose arguments fail validation: each dispatch is
+    // shown, failed, with its arguments.
     let path = scratch.file(
         "calls.ts",
-        "for (const name of ['first', 'second']) {\n  try { await tools[name]({ n: name.length }); } catch (e) { console.log(e.toolName + ': ' + e.message); }\n}",
+        "for (const n of [5, 6]) {\n  try { await tools.read({ n }); } catch (e) { console.log(e.toolName + ': ' + e.message); }\n}",
     );
-    let output = dsh_tools(&["run", path.to_str().unwrap()]);
+    let output = dsh_tools(&["run", "--builtins", "fs", path.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let refused = "read: invalid arguments: missing required property \"file_path\"";
     assert_eq!(
         run_output(&output),
         (
             vec![
-                "✗ cli:code:1 first {\"n\":5} (… ms)".to_string(),
-                "✗ cli:code:2 second {\"n\":6} (… ms)".to_string(),
+                "✗ cli:code:1 read {\"n\":5} (… ms)".to_string(),
+                "✗ cli:code:2 read {\"n\":6} (… ms)".to_string(),
             ],
             "completed".to_string(),
-            "first: unknown tool \"first\"\nsecond: unknown tool \"second\"\n".to_string()
+            format!("{refused}\n{refused}\n")
         )
     );
 }

@@ -1,6 +1,7 @@
-//! Helpers shared by the suites: the wire test client (`wire`) and the helpers each family
-//! builds on it or on a library `ToolRuntime`.
+//! Helpers shared by the suites: the wire test client (`wire`), the agent-scope scenario
+//! player (`agents`) and the helpers each family builds on them or on a library `ToolRuntime`.
 
+pub mod agents;
 pub mod builtins;
 pub mod code;
 pub mod mcp;

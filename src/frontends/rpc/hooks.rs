@@ -9,8 +9,10 @@ use crate::pipeline::hooks::{
     ApprovalOutcome, Approver, DispatchLog, DispatchLogHook, Guard, PostDecision, PostExecuteHook,
     PreDecision, PreExecuteHook,
 };
-use crate::tool::{ContentBlock, Signal, ToolError, ToolExecution, ToolExecutionResult};
-use crate::transport::Peer;
+use crate::tool::{
+    ContentBlock, HarnessCode, Signal, ToolError, ToolExecution, ToolExecutionResult,
+};
+use crate::transport::{Peer, PeerError};
 use dsh_tools_protocol as wire;
 use futures::future::BoxFuture;
 use serde::Deserialize;
@@ -29,7 +31,9 @@ pub struct ClientHook {
 }
 
 impl ClientHook {
-    /// Asks the client; any failure to answer is an error naming what went wrong.
+    /// Asks the client; any failure to answer is an error naming what went wrong. A call
+    /// cancelled while it waited, with no answer within the grace, is the abort itself
+    /// ([`HarnessCode::Aborted`]), which the pipeline tells apart from a failing hook.
     fn ask(
         &self,
         method: &'static str,
@@ -40,7 +44,12 @@ impl ClientHook {
         Box::pin(async move {
             peer.request(method, &params, signal.aborted(), Some(timeout))
                 .await
-                .map_err(|e| ToolError::new(e.to_string()))
+                .map_err(|e| match e {
+                    PeerError::Cancelled => {
+                        ToolError::harness(HarnessCode::Aborted, "tool call aborted")
+                    }
+                    other => ToolError::new(other.to_string()),
+                })
         })
     }
 

@@ -136,6 +136,9 @@ async fn initialize(
     session
         .code
         .set_max_depth(config.transport.max_nesting_depth);
+    session
+        .peer
+        .set_cancel_grace_ms(config.pipeline.cancel_grace_ms);
     if config.tools.mode != wire::PresentationMode::Native {
         // Warm isolates in the background; a failure here surfaces on the first run instead.
         let code = session.code.clone();

@@ -1,4 +1,5 @@
-//! The ops the bootstrap captures (binding call, console line, timers, proxy probe) and the run-scoped task table they feed.
+//! The ops the bootstrap captures (binding call, console line, timers, proxy probe, depth
+//! bound, tool names) and the run-scoped task table they feed.
 //!
 //! Every op is synchronous: a binding call whose host future is ready at once answers in the
 //! same op call; otherwise the op answers with a task id and the isolate's driver polls the
@@ -32,6 +33,8 @@ pub(crate) struct RunScope {
     control: Arc<RunControl>,
     /// Deepest JSON nesting a binding call's arguments may have.
     max_depth: usize,
+    /// The names `tools` binds, as the JSON array the bootstrap reads when the run starts.
+    tools_json: String,
     tasks: RefCell<FuturesUnordered<LocalBoxFuture<'static, Option<Completion>>>>,
     timers: RefCell<HashMap<u32, AbortHandle>>,
     next_task: Cell<u32>,
@@ -44,11 +47,14 @@ impl RunScope {
         host: Arc<dyn BindingHost>,
         control: Arc<RunControl>,
         max_depth: usize,
+        tools: Vec<String>,
     ) -> Self {
+        let tools_json = serde_json::to_string(&tools).unwrap_or_else(|_| "[]".to_owned());
         Self {
             host,
             control,
             max_depth,
+            tools_json,
             tasks: RefCell::new(FuturesUnordered::new()),
             timers: RefCell::new(HashMap::new()),
             next_task: Cell::new(1),
@@ -109,6 +115,7 @@ pub(crate) fn extension() -> Extension {
         op_dsh_cancel_timer(),
         op_dsh_is_proxy(),
         op_dsh_max_depth(),
+        op_dsh_tool_names(),
     ];
     Extension {
         name: "dsh_runtime",
@@ -209,17 +216,18 @@ fn failure(message: &str) -> String {
     reply
 }
 
+/// The reply the bootstrap settles a binding with, the value rendered without recursion so a
+/// result of any depth the transport let through reaches the program.
 fn encode_reply(result: Result<serde_json::Value, String>) -> String {
     match result {
-        Ok(value) => match serde_json::to_string(&value) {
-            Ok(json) => {
-                let mut reply = String::with_capacity(json.len() + 1);
-                reply.push('1');
-                reply.push_str(&json);
-                reply
-            }
-            Err(error) => failure(&format!("the tool result is not serializable: {error}")),
-        },
+        Ok(value) => {
+            let json = crate::json::render_compact(&value);
+            crate::json::drop_deep(value);
+            let mut reply = String::with_capacity(json.len() + 1);
+            reply.push('1');
+            reply.push_str(&json);
+            reply
+        }
         Err(message) => failure(&message),
     }
 }
@@ -284,6 +292,13 @@ fn op_dsh_max_depth(state: &mut OpState) -> u32 {
     run_scope(state).map_or(0, |scope| {
         u32::try_from(scope.max_depth).unwrap_or(u32::MAX)
     })
+}
+
+/// The names the run's `tools` object binds, as a JSON array of strings.
+#[op2]
+#[string]
+fn op_dsh_tool_names(state: &mut OpState) -> String {
+    run_scope(state).map_or_else(|| "[]".to_owned(), |scope| scope.tools_json.clone())
 }
 
 /// Whether a value is a Proxy: the one exotic object JavaScript cannot detect without running its traps.

@@ -38,6 +38,7 @@ pub(crate) const PROGRAM_NAME: &str = "program.ts";
 pub(crate) struct Job {
     pub(crate) code: String,
     pub(crate) limits: RunLimits,
+    pub(crate) tools: Vec<String>,
     pub(crate) host: Arc<dyn BindingHost>,
     pub(crate) control: Arc<RunControl>,
     pub(crate) max_heap_mb: u64,
@@ -97,11 +98,17 @@ impl FreshIsolate {
         let Job {
             code,
             limits,
+            tools,
             host,
             control,
             max_heap_mb,
         } = job;
-        let scope = Rc::new(RunScope::new(host, control.clone(), limits.max_depth));
+        let scope = Rc::new(RunScope::new(
+            host,
+            control.clone(),
+            limits.max_depth,
+            tools,
+        ));
         self.runtime.op_state().borrow_mut().put(scope.clone());
         let verdict = if control.is_stopped() {
             Verdict::Stopped

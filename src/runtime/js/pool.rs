@@ -105,6 +105,7 @@ impl IsolatePool {
         let RunRequest {
             code,
             limits,
+            tools,
             host,
             abort,
         } = request;
@@ -138,6 +139,7 @@ impl IsolatePool {
         let job = Job {
             code,
             limits,
+            tools,
             host,
             control: control.clone(),
             max_heap_mb: self.inner.config.max_heap_mb,

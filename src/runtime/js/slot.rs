@@ -24,8 +24,10 @@ use super::terminator::LeftEngine;
 use crate::runtime::contract::RunOutcome;
 
 /// JavaScript gets 1 MiB of stack from the engine; the rest is for the Rust and C frames below
-/// it, among them sub-calls driven on this thread over arguments as deep as
-/// `transport.maxNestingDepth` allows (reserved, not committed, until touched).
+/// it. A binding call is driven inside its op on this thread, pipeline, wire serialization and
+/// all, with arguments and results as deep as `transport.maxNestingDepth` (20,000 by default),
+/// which serde's recursive serializers need tens of MiB for. The stack is reserved, not
+/// committed: only what a run touches costs memory.
 pub(crate) const ISOLATE_STACK_BYTES: usize = 128 * 1024 * 1024;
 /// Pause before retrying after an isolate could not be created, so a failure does not spin.
 const RETRY_PAUSE: Duration = Duration::from_millis(100);

@@ -5,7 +5,7 @@ fd 4 (here -> host) carrying the private protocol: frames of a 4-byte big-endian
 UTF-8 JSON. Here -> host: {"t":"log","s":stream,"text":...}, {"t":"call","id":n,"name":...,
 "args":...}, {"t":"done","answer":...} where the answer is "v<json>" (a value), "u" (no
 value), "i" (not lossless JSON), "e<message>" (an exception) or "m" (out of memory). Host ->
-here: {"t":"start","code":...,"cpuSeconds":n} once (after {"t":"ready"} said this
+here: {"t":"start","code":...,"cpuSeconds":n,"maxDepth":n,"tools":[names]} once (after {"t":"ready"} said this
 interpreter finished starting), then {"t":"result","id":n,"ok":value}
 or {"t":"result","id":n,"error":message} per binding call. fds 0-2 are /dev/null: the
 program's print(), sys.stdout/sys.stderr and logging are captured as log lines instead.
@@ -19,6 +19,7 @@ import json
 import logging
 import math
 import os
+import re
 import signal
 import struct
 import sys
@@ -46,10 +47,104 @@ def _write_all(data):
 
 
 def _send(message):
-    data = json.dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    _send_text(json.dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
+
+
+def _send_text(data):
     payload = data.encode("utf-8")
     with _write_lock:
         _write_all(struct.pack(">I", len(payload)) + payload)
+
+
+def _dumps(value):
+    """Compact JSON of a lossless value (see `_lossless_problem`) at any depth: json.dumps
+    recurses and gives up a thousand levels down, so deeper values take an explicit stack."""
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except RecursionError:
+        pass
+    parts = []
+    stack = [(value, None)]
+    while stack:
+        item, closing = stack.pop()
+        if closing is not None:
+            parts.append(closing)
+            continue
+        kind = type(item)
+        if kind is dict:
+            parts.append("{")
+            stack.append((None, "}"))
+            members = list(item.items())
+            for index in range(len(members) - 1, -1, -1):
+                key, member = members[index]
+                stack.append((member, None))
+                prefix = ("," if index else "") + json.dumps(key, ensure_ascii=False) + ":"
+                stack.append((None, prefix))
+        elif kind is list or kind is tuple:
+            parts.append("[")
+            stack.append((None, "]"))
+            for index in range(len(item) - 1, -1, -1):
+                stack.append((item[index], None))
+                if index:
+                    stack.append((None, ","))
+        else:
+            parts.append(json.dumps(item, ensure_ascii=False, allow_nan=False))
+    return "".join(parts)
+
+
+_TOKEN = re.compile(r'\s*(?:([\[\]{},:])|(")|(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null))')
+
+
+def _loads(text):
+    """json.loads at any depth: the host's frames are well formed but may nest deeper than
+    json.loads recurses, in which case an explicit stack parses them."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        pass
+    containers = []
+    keys = []
+    root = None
+    key_next = False
+    position = 0
+
+    def place(value):
+        nonlocal root
+        if not containers:
+            root = value
+        elif type(containers[-1]) is list:
+            containers[-1].append(value)
+        else:
+            containers[-1][keys[-1]] = value
+
+    while True:
+        match = _TOKEN.match(text, position)
+        if match is None:
+            break
+        position = match.end()
+        punctuation, quote, literal = match.groups()
+        if quote:
+            string, position = json.decoder.scanstring(text, position)
+            if key_next:
+                keys[-1] = string
+                key_next = False
+            else:
+                place(string)
+        elif literal:
+            place(json.loads(literal))
+        elif punctuation in "[{":
+            container = [] if punctuation == "[" else {}
+            place(container)
+            containers.append(container)
+            keys.append(None)
+            key_next = punctuation == "{"
+        elif punctuation in "]}":
+            containers.pop()
+            keys.pop()
+            key_next = False
+        elif punctuation == ",":
+            key_next = type(containers[-1]) is dict
+    return root
 
 
 def _read_exact(count):
@@ -185,6 +280,11 @@ def _call(name, args, kwargs):
     global _next_id
     loop = asyncio.get_running_loop()
     future = loop.create_future()
+    if not args and not kwargs:
+        # Nothing to send, and the fix is one `{}` away; nothing is dispatched.
+        message = "arguments must be lossless JSON: no arguments were given (pass an object such as {})"
+        future.set_exception(ToolCallError(name, message))
+        return future
     if kwargs:
         problem = "expected one positional argument, got keyword arguments"
     elif len(args) != 1:
@@ -197,7 +297,8 @@ def _call(name, args, kwargs):
     _next_id += 1
     _pending[_next_id] = (future, name)
     try:
-        _send({"t": "call", "id": _next_id, "name": name, "args": args[0]})
+        frame = f'{{"t":"call","id":{_next_id},"name":{json.dumps(name, ensure_ascii=False)},"args":'
+        _send_text(frame + _dumps(args[0]) + "}")
     except (ValueError, RecursionError) as error:
         _pending.pop(_next_id, None)
         future.set_exception(TypeError(f"arguments must be lossless JSON: {error}"))
@@ -212,20 +313,47 @@ def _binding(name):
     return call
 
 
+_bindings = {}  # name -> binding of the run's tools, filled from the start frame
+
+
 class _Tools:
-    """`tools.name(args)` or `tools["my-tool"](args)`: any name is a binding."""
+    """`tools.name(args)` or `tools["my-tool"](args)` for exactly the tools the scope saw when
+    the run started (`run_code` excluded): any other name is an AttributeError or KeyError.
+    Dunder names are reachable by subscript only; `in`, `len`, iteration and `dir` list the
+    tools. The bindings live outside the object, so no tool name can collide with them."""
 
     __slots__ = ()
 
     def __getattr__(self, name):
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
-        return _binding(name)
+        if name.startswith("__") and name.endswith("__") or name not in _bindings:
+            raise AttributeError(f"no tool named {name!r}")
+        return _bindings[name]
 
     def __getitem__(self, name):
         if not isinstance(name, str):
             raise TypeError("tool names are strings")
-        return _binding(name)
+        try:
+            return _bindings[name]
+        except KeyError:
+            raise KeyError(f"no tool named {name!r}") from None
+
+    def __setattr__(self, name, value):
+        raise AttributeError("tools cannot be modified")
+
+    def __delattr__(self, name):
+        raise AttributeError("tools cannot be modified")
+
+    def __contains__(self, name):
+        return name in _bindings
+
+    def __iter__(self):
+        return iter(list(_bindings))
+
+    def __len__(self):
+        return len(_bindings)
+
+    def __dir__(self):
+        return list(_bindings)
 
     def __repr__(self):
         return "<tools>"
@@ -353,7 +481,7 @@ def _answer_of(value):
     if _lossless_problem(value, "result") is not None:
         return "i"
     try:
-        return "v" + json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return "v" + _dumps(value)
     except (ValueError, RecursionError):
         return "i"
 
@@ -366,8 +494,8 @@ def _read_results():
             os.killpg(0, signal.SIGKILL)
             os._exit(1)
         try:
-            frame = json.loads(body)
-        except (ValueError, RecursionError):
+            frame = _loads(body.decode("utf-8"))
+        except (ValueError, RecursionError, UnicodeDecodeError):
             call_id = None
             try:
                 call_id = int(body.split(b'"id":', 1)[1].split(b",", 1)[0])
@@ -412,6 +540,8 @@ def _main():
             resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds))
     except (ImportError, ValueError, OSError):
         pass
+    for name in start.get("tools", []):
+        _bindings[name] = _binding(name)
     _capture_output()
     _loop = asyncio.new_event_loop()
     asyncio.set_event_loop(_loop)

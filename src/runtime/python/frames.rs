@@ -182,11 +182,19 @@ pub(super) fn write_frames(mut to_child: pipe::Sender) -> mpsc::UnboundedSender<
     frames
 }
 
-/// The `start` frame: the program, the CPU-seconds backstop (RLIMIT_CPU) and the JSON depth
-/// bound the interpreter enforces on arguments and the result.
-pub(super) fn start_frame(code: &str, cpu_seconds: u64, max_depth: usize) -> String {
+/// The `start` frame: the program, the CPU-seconds backstop (RLIMIT_CPU), the JSON depth
+/// bound the interpreter enforces on arguments and the result, and the names its `tools`
+/// object binds.
+pub(super) fn start_frame(
+    code: &str,
+    cpu_seconds: u64,
+    max_depth: usize,
+    tools: &[String],
+) -> String {
+    let tools = Value::Array(tools.iter().cloned().map(Value::String).collect());
     format!(
-        "{{\"t\":\"start\",\"cpuSeconds\":{cpu_seconds},\"maxDepth\":{max_depth},\"code\":{}}}",
+        "{{\"t\":\"start\",\"cpuSeconds\":{cpu_seconds},\"maxDepth\":{max_depth},\"tools\":{},\"code\":{}}}",
+        json::render_compact(&tools),
         json::render_compact(&Value::String(code.to_owned()))
     )
 }
@@ -240,8 +248,8 @@ mod tests {
     #[test]
     fn host_frames_are_compact_json() {
         assert_eq!(
-            start_frame("print(\"é\")\n", 3, 100),
-            "{\"t\":\"start\",\"cpuSeconds\":3,\"maxDepth\":100,\"code\":\"print(\\\"é\\\")\\n\"}"
+            start_frame("print(\"é\")\n", 3, 100, &["a-b".to_owned()]),
+            "{\"t\":\"start\",\"cpuSeconds\":3,\"maxDepth\":100,\"tools\":[\"a-b\"],\"code\":\"print(\\\"é\\\")\\n\"}"
         );
         assert_eq!(
             result_frame(2, &Ok(json!({"a": [1, null]}))),

@@ -43,6 +43,7 @@ pub(super) async fn drive(
     let RunRequest {
         code,
         limits,
+        tools,
         host,
         abort,
     } = request;
@@ -65,7 +66,12 @@ pub(super) async fn drive(
     let writer = frames::write_frames(to_child);
     let room = frames::Room::new(limits.max_output_bytes);
     let mut reader = frames::read_frames(from_child, limits.max_depth, room.clone());
-    let _ = writer.send(frames::start_frame(&code, cpu_seconds, limits.max_depth));
+    let _ = writer.send(frames::start_frame(
+        &code,
+        cpu_seconds,
+        limits.max_depth,
+        &tools,
+    ));
     let mut output = OutputBudget::new(limits.max_output_bytes);
     let mut calls = FuturesUnordered::new();
     let mut next_check = started;

@@ -38,16 +38,16 @@ fn value(spec: &str, expected: Result<&str, &str>) {
 #[test]
 fn compiles_parameter_records() {
     parameters(
-        r#"{"path":{"type":"string","required":true,"description":"Absolute file path"},"offset":{"type":"number"},"limit":{"type":"number","required":false}}"#,
+        r#"{"path":{"type":"string","required":true,"description":"Absolute file path"},"offset":{"type":"number"},"limit":{"type":"number"}}"#,
         Ok(
             r#"{"type":"object","properties":{"path":{"type":"string","description":"Absolute file path"},"offset":{"type":"number"},"limit":{"type":"number"}},"required":["path"]}"#,
         ),
     );
     parameters("{}", Ok(r#"{"type":"object","properties":{}}"#));
     parameters(
-        r#"{"b":{"type":"json","required":true},"a":{"oneOf":[{"type":"null"}],"required":true}}"#,
+        r#"{"b":{"type":"json","required":true},"a":{"oneOf":[{"type":"null"},{"type":"string"}],"required":true}}"#,
         Ok(
-            r#"{"type":"object","properties":{"b":{},"a":{"oneOf":[{"type":"null"}]}},"required":["b","a"]}"#,
+            r#"{"type":"object","properties":{"b":{},"a":{"oneOf":[{"type":"null"},{"type":"string"}]}},"required":["b","a"]}"#,
         ),
     );
 }
@@ -117,6 +117,51 @@ fn compiles_every_value_construct() {
     );
 }
 
+/// A property literally named `__proto__` is schema data like any other name.
+#[test]
+fn a_property_named_proto_is_an_ordinary_property() {
+    parameters(
+        r#"{"__proto__":{"type":"string","required":true},"constructor":{"type":"json"}}"#,
+        Ok(
+            r#"{"type":"object","properties":{"__proto__":{"type":"string"},"constructor":{}},"required":["__proto__"]}"#,
+        ),
+    );
+}
+
+/// `default` and `examples` are annotations on every node: copied into the schema (canonical
+/// numbers, key order kept), never applied and never checked against the node.
+#[test]
+fn copies_default_and_examples_on_every_node() {
+    parameters(
+        r#"{"limit":{"type":"number","default":25,"examples":[10,1.50]}}"#,
+        Ok(
+            r#"{"type":"object","properties":{"limit":{"type":"number","default":25,"examples":[10,1.5]}}}"#,
+        ),
+    );
+    value(
+        r#"{"type":"string","default":{"z":1,"a":[null]},"examples":"not an array"}"#,
+        Ok(r#"{"type":"string","default":{"z":1,"a":[null]},"examples":"not an array"}"#),
+    );
+    value(
+        r#"{"type":"array","default":[],"items":{"type":"json","default":7}}"#,
+        Ok(r#"{"type":"array","default":[],"items":{"default":7}}"#),
+    );
+    value(
+        r#"{"type":"object","additionalProperties":false,"default":{},"examples":[{}]}"#,
+        Ok(
+            r#"{"type":"object","default":{},"examples":[{}],"properties":{},"additionalProperties":false}"#,
+        ),
+    );
+    value(
+        r#"{"oneOf":[{"type":"null"},{"type":"string"}],"default":null,"examples":[null,"x"]}"#,
+        Ok(r#"{"default":null,"examples":[null,"x"],"oneOf":[{"type":"null"},{"type":"string"}]}"#),
+    );
+    value(
+        r#"{"type":"string","enum":["a","b"],"const":"b"}"#,
+        Ok(r#"{"type":"string","enum":["a","b"],"const":"b"}"#),
+    );
+}
+
 #[test]
 fn rejects_everything_else_with_its_path() {
     parameters(
@@ -129,7 +174,11 @@ fn rejects_everything_else_with_its_path() {
     );
     parameters(
         r#"{"a":{"type":"string","required":"yes"}}"#,
-        Err("parameters.a: required must be true or false"),
+        Err("parameters.a: required must be true when present"),
+    );
+    parameters(
+        r#"{"a":{"type":"string","required":false}}"#,
+        Err("parameters.a: required must be true when present"),
     );
     parameters(
         r#"{"config":{"type":"object","additionalProperties":false,"properties":{"host":{"type":"string","minLength":1}}}}"#,
@@ -159,7 +208,7 @@ fn rejects_everything_else_with_its_path() {
         Err("output.items: required is only allowed on a property"),
     );
     value(
-        r#"{"oneOf":[{"type":"string","required":false}]}"#,
+        r#"{"oneOf":[{"type":"string","required":false},{"type":"null"}]}"#,
         Err("output.oneOf[0]: required is only allowed on a property"),
     );
     value(
@@ -179,15 +228,15 @@ fn rejects_everything_else_with_its_path() {
         Err("output: mark each required property with required: true instead of a required array"),
     );
     value(
-        r#"{"oneOf":[{"type":"null"}],"default":null}"#,
-        Err(r#"output: unknown key "default""#),
+        r#"{"oneOf":[{"type":"null"},{"type":"string"}],"deprecated":true}"#,
+        Err(r#"output: unknown key "deprecated""#),
     );
     value(
         r#"{"type":"string","title":1}"#,
         Err("output: title must be a string"),
     );
     value(
-        r#"{"oneOf":[{"type":"null"}],"description":null}"#,
+        r#"{"oneOf":[{"type":"null"},{"type":"string"}],"description":null}"#,
         Err("output: description must be a string"),
     );
     value(
@@ -223,8 +272,18 @@ fn rejects_everything_else_with_its_path() {
         Err("output: const is not a number"),
     );
     value(
-        r#"{"type":"string","enum":["a"],"const":"a"}"#,
-        Err("output: enum and const cannot be combined"),
+        r#"{"type":"string","enum":["a"],"const":"b"}"#,
+        Err("output: const must be one of the enum members"),
+    );
+    value(
+        r#"{"type":"string","enum":["a"],"const":1}"#,
+        Err("output: const is not a string"),
+    );
+    value(
+        r#"{"type":"string","default":-0}"#,
+        Err(
+            "output.default: not lossless JSON: -0 is negative zero, which JSON.stringify writes as 0",
+        ),
     );
     value(
         r#"{"type":"integer","enum":[1,9007199254740993]}"#,
@@ -254,14 +313,12 @@ fn rejects_everything_else_with_its_path() {
         r#"{"type":"array","items":[{"type":"string"}]}"#,
         Err("output.items: expected a schema object"),
     );
-    value(
-        r#"{"oneOf":[]}"#,
-        Err("output: oneOf must be a non-empty array of schemas"),
-    );
-    value(
-        r#"{"oneOf":{"type":"string"}}"#,
-        Err("output: oneOf must be a non-empty array of schemas"),
-    );
+    for branches in ["[]", r#"[{"type":"string"}]"#, r#"{"type":"string"}"#] {
+        value(
+            &format!(r#"{{"oneOf":{branches}}}"#),
+            Err("output: oneOf must be an array of at least two schemas"),
+        );
+    }
     value(
         r#"{"oneOf":[{"type":"string"},{"type":"object","properties":{"a":{"type":"nil"}},"additionalProperties":true}]}"#,
         Err(r#"output.oneOf[1].properties.a: unknown type "nil""#),
@@ -294,7 +351,10 @@ fn compiles_deep_specs_without_recursion() {
                 "properties",
                 object(vec![(
                     "k",
-                    object(vec![("oneOf", Value::Array(vec![inner]))]),
+                    object(vec![(
+                        "oneOf",
+                        Value::Array(vec![inner, object(vec![("type", Value::from("null"))])]),
+                    )]),
                 )]),
             ),
         ])

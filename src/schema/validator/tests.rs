@@ -76,37 +76,29 @@ fn reports_each_violation_kind() {
         "[]",
         &[r#""value" must be an object"#],
     );
-    output(r#"{"type":["string","null"]}"#, "null", &[]);
-    output(
-        r#"{"type":["string","null"]}"#,
-        "1",
-        &[r#""value" must be a string or null"#],
-    );
-    output(
-        r#"{"type":["integer","string","integer"]}"#,
-        "1.5",
-        &[r#""value" must be an integer or a string"#],
-    );
     output(
         r#"{"type":"string","enum":["red","green"]}"#,
         r#""blue""#,
         &[r#""value" must be one of ["red","green"]"#],
     );
-    output(r#"{"enum":[1,2.5,null]}"#, "1.0", &[]);
-    output(r#"{"enum":[1,2.5,null]}"#, "25e-1", &[]);
+    output(r#"{"type":"number","enum":[1,2.5]}"#, "1.0", &[]);
+    output(r#"{"type":"number","enum":[1,2.5]}"#, "25e-1", &[]);
     output(
-        r#"{"enum":[1,2.5,null]}"#,
+        r#"{"type":"number","enum":[1,2.5]}"#,
         "3",
-        &[r#""value" must be one of [1,2.5,null]"#],
+        &[r#""value" must be one of [1,2.5]"#],
     );
-    output(r#"{"enum":[{"a":[1]}]}"#, r#"{"a":[1.0]}"#, &[]);
+    output(r#"{"type":"number","const":1e2}"#, "100", &[]);
     output(
-        r#"{"const":{"a":[1]}}"#,
-        r#"{"a":[2]}"#,
-        &[r#""value" must equal {"a":[1]}"#],
+        r#"{"type":"string","const":"x"}"#,
+        r#""y""#,
+        &[r#""value" must equal "x""#],
     );
-    output(r#"{"const":1e2}"#, "100", &[]);
-    output(r#"{"const":"x"}"#, r#""y""#, &[r#""value" must equal "x""#]);
+    output(
+        r#"{"type":"string","enum":["x","y"],"const":"x"}"#,
+        r#""y""#,
+        &[r#""value" must equal "x""#],
+    );
     output(
         r#"{"type":"object","properties":{"a":{}},"additionalProperties":false}"#,
         r#"{"a":1,"b":2}"#,
@@ -191,12 +183,12 @@ fn paths_name_nested_members() {
         &[r#""arguments" must be an object"#],
     );
     arguments(
-        r#"{"items":{"type":"string"}}"#,
+        r#"{"type":"array","items":{"type":"string"}}"#,
         "[1]",
         &[r#""arguments[0]" must be a string"#],
     );
     arguments(
-        r#"{"required":["a.b"]}"#,
+        r#"{"type":"object","properties":{"a.b":{}},"required":["a.b"]}"#,
         "{}",
         &[r#"missing required property "a.b""#],
     );
@@ -205,8 +197,8 @@ fn paths_name_nested_members() {
 #[test]
 fn reports_in_schema_order() {
     let schema = r#"{"type":"object","properties":{
-            "a":{"type":"string"},"b":{"type":"integer"},"c":{"type":"object","properties":{"d":{"type":"null"}}}},
-            "required":["a","c","z"],"additionalProperties":false}"#;
+            "a":{"type":"string"},"b":{"type":"integer"},"c":{"type":"object","properties":{"d":{"type":"null"}}},
+            "z":{}},"required":["a","c","z"],"additionalProperties":false}"#;
     arguments(
         schema,
         r#"{"y":1,"c":{"d":0},"b":"no","x":2}"#,
@@ -219,31 +211,17 @@ fn reports_in_schema_order() {
             r#""x" is not a declared property (additionalProperties: false)"#,
         ],
     );
-    // A name only `required` mentions is not declared.
-    arguments(
-        r#"{"required":["q"],"additionalProperties":false}"#,
-        r#"{"q":1}"#,
-        &[r#""q" is not a declared property (additionalProperties: false)"#],
-    );
     // Type first; a value of the wrong type is not looked into further.
     output(
-        r#"{"type":"object","enum":[{"a":1}],"properties":{"a":{"type":"string"}}}"#,
+        r#"{"type":"string","enum":["a"]}"#,
         "[]",
-        &[r#""value" must be an object"#],
+        &[r#""value" must be a string"#],
     );
+    // Inside a branch, members are judged quietly: only the branch count is reported.
     output(
-        r#"{"enum":[{"a":1}],"properties":{"a":{"type":"string"}}}"#,
-        r#"{"a":2}"#,
-        &[r#""value" must be one of [{"a":1}]"#],
-    );
-    // Members, then the value's own oneOf.
-    output(
-        r#"{"type":"object","properties":{"a":{"type":"string"}},"oneOf":[{"required":["x"]},{"required":["y"]}]}"#,
+        r#"{"oneOf":[{"type":"object","properties":{"x":{}},"required":["x"]},{"type":"object","properties":{"y":{}},"required":["y"]}]}"#,
         r#"{"a":1}"#,
-        &[
-            r#""value.a" must be a string"#,
-            r#""value" must match exactly one oneOf branch (matched 0)"#,
-        ],
+        &[r#""value" must match exactly one oneOf branch (matched 0)"#],
     );
 }
 
@@ -273,8 +251,8 @@ fn closed_objects_with_many_properties() {
 #[test]
 fn one_of_branches_fail_quietly_and_nest() {
     let schema = r#"{"type":"object","properties":{"shape":{"oneOf":[
-            {"type":"object","properties":{"kind":{"const":"circle"},"r":{"type":"number"}},"required":["kind","r"],"additionalProperties":false},
-            {"type":"object","properties":{"kind":{"const":"square"},"side":{"oneOf":[{"type":"integer"},{"type":"string"}]}},"required":["kind","side"],"additionalProperties":false}
+            {"type":"object","properties":{"kind":{"type":"string","const":"circle"},"r":{"type":"number"}},"required":["kind","r"],"additionalProperties":false},
+            {"type":"object","properties":{"kind":{"type":"string","const":"square"},"side":{"oneOf":[{"type":"integer"},{"type":"string"}]}},"required":["kind","side"],"additionalProperties":false}
         ]},"after":{"type":"string"}}}"#;
     arguments(
         schema,
@@ -363,7 +341,7 @@ fn validates_compiled_dsl() {
 #[test]
 fn rejects_unsupported_schemas() {
     let error = Validator::new(
-        &parse(r##"{"properties":{"a":{"$ref":"#"}}}"##).unwrap(),
+        &parse(r##"{"type":"object","properties":{"a":{"$ref":"#"}}}"##).unwrap(),
         "outputSchema",
     )
     .unwrap_err();
@@ -480,31 +458,14 @@ fn validates_deep_schemas_and_values_without_recursion() {
         (true, false)
     );
 
-    // Deep `const` values are compared, rendered and dropped without recursion.
-    let deep_const = nest(depth, Value::from(1), |inner| Value::Array(vec![inner]));
-    let const_schema = object(vec![("const", crate::json::deep_clone(&deep_const))]);
-    let constant = Validator::new(&const_schema, "schema").unwrap();
-    assert_eq!(
-        (constant.is_valid(&deep_const), constant.is_valid(&strings)),
-        (true, false)
-    );
-    let violations = constant.validate(&strings, PathRoot::Value);
-    let rendered = violations.first().map(|v| v.to_string().len());
-    assert_eq!(
-        rendered,
-        Some(r#""value" must equal "#.len() + depth * 2 + 1)
-    );
-
     let values = [
         schema,
         choices_schema,
-        const_schema,
         valid,
         wrong_leaf,
         too_short,
         strings,
         numbers,
-        deep_const,
     ];
     for value in values {
         crate::json::drop_deep(value);

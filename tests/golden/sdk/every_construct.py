@@ -60,7 +60,7 @@ class LiteralsArgs(TypedDict):
     fixed: NotRequired[Literal["v1"]]
     on: NotRequired[Literal[True]]
 
-LiteralsOutput = Literal["ok", 0, False] | None | float
+LiteralsOutput = Literal["ok"] | Literal[0] | float | Literal[False] | None
 
 MyToolArgs = dict[str, Any]
 

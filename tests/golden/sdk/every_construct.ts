@@ -87,7 +87,7 @@ interface ToolOutputMap {
     map?: unknown;
     unions?: number | null;
   };
-  literals: "ok" | 0 | false | null | 1.5;
+  literals: "ok" | 0 | 1.5 | false | null;
   "my-tool": {
     ok: boolean;
   };

@@ -98,11 +98,16 @@ fn log_floods_end_as_output_limit_and_stop_streaming_at_the_cap() {
             CAP,
         );
 
-        // One enormous line.
+        // One enormous line: never streamed, but the failure keeps its longest prefix that
+        // fits beside the 34-byte message (962 characters: 964 bytes as JSON, 966 with the
+        // brackets of the logs array).
         let result = host.run_code("huge", "console.log('x'.repeat(200_000));\nreturn 1;");
+        let kept = "x".repeat(962);
         assert_eq!(
             result,
-            failure("code run failed (output-limit): outer output exceeded 1000 bytes"),
+            failure(&format!(
+                "code run failed (output-limit): outer output exceeded 1000 bytes\nCaptured output:\n{kept}"
+            )),
             "{framing:?}"
         );
         // An oversized completion.
@@ -142,7 +147,7 @@ fn pollution_and_forged_calls_change_nothing_outside_the_run() {
             "const attempts = [];\n",
             "for (const name of ['tools/register', 'run_code', '../echo', 'initialize']) {\n",
             "  try { await tools[name]({ code: 'return 1', description: 'escape' }); attempts[attempts.length] = 'ran ' + name; }\n",
-            "  catch (e) { attempts[attempts.length] = e.message; }\n",
+            "  catch (e) { attempts[attempts.length] = typeof tools[name] + ' ' + e.name; }\n",
             "}\n",
             "return { reply, attempts, deno: typeof Deno };",
         );
@@ -160,11 +165,12 @@ fn pollution_and_forged_calls_change_nothing_outside_the_run() {
             value["result"],
             json!({
                 "reply": "real",
+                // None of these names is a binding: the program's own TypeError, no call.
                 "attempts": [
-                    "unknown tool \"tools/register\"",
-                    "unknown tool \"run_code\"",
-                    "unknown tool \"../echo\"",
-                    "unknown tool \"initialize\""
+                    "undefined TypeError",
+                    "undefined TypeError",
+                    "undefined TypeError",
+                    "undefined TypeError"
                 ],
                 "deno": "undefined"
             }),

@@ -1,6 +1,8 @@
 //! Integration tests of `code_mode`.
 
+mod bindings;
 mod bridge;
+mod description;
 mod golden;
 mod hostile;
 mod runaways;

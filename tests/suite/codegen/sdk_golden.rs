@@ -41,7 +41,7 @@ fn every_construct() -> Arc<ToolRuntime> {
                 "nothing": { "type": "null" },
                 "anything": { "type": "json", "description": "Any JSON" }
             }),
-            json!({ "type": ["string", "null"] }),
+            json!({ "oneOf": [{ "type": "string" }, { "type": "null" }] }),
         ),
         tool(
             "literals",
@@ -52,7 +52,12 @@ fn every_construct() -> Arc<ToolRuntime> {
                 "fixed": { "type": "string", "const": "v1" },
                 "on": { "type": "boolean", "const": true }
             }),
-            json!({ "enum": ["ok", 0, false, null, 1.5] }),
+            json!({ "oneOf": [
+                { "type": "string", "enum": ["ok"] },
+                { "type": "number", "enum": [0, 1.5] },
+                { "type": "boolean", "const": false },
+                { "type": "null" }
+            ] }),
         ),
         tool(
             "collections",

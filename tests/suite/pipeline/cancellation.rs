@@ -207,9 +207,14 @@ async fn a_post_execute_hook_failing_because_the_call_was_cancelled_replaces_onl
         runtime.add_post_execute(
             0,
             None,
+            // A hook reports that the call was cancelled while it decided (as the wire hook
+            // does when the client never answered) with the abort itself.
             Post::new("cancels", &journal, move |_, _| {
                 cancel.cancel();
-                Err(ToolError::new("cancelled"))
+                Err(ToolError::harness(
+                    HarnessCode::Aborted,
+                    "tool call aborted",
+                ))
             }),
         );
         let later = dsh_tools::pipeline::hooks::PostDecision::accept();

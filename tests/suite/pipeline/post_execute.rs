@@ -187,6 +187,16 @@ async fn block_turns_the_result_into_a_valueless_failure_with_only_its_own_conte
             with_contexts(
                 ToolExecutionResult {
                     content: blocks.clone(),
+                    ..failure("blocked: secrets")
+                },
+                &[context("b1")],
+            ),
+        ),
+        (
+            BlockFeedback::Blocks(Vec::new()),
+            with_contexts(
+                ToolExecutionResult {
+                    content: Vec::new(),
                     ..failure("tool result blocked by post-execute policy")
                 },
                 &[context("b1")],

@@ -133,8 +133,8 @@ async fn an_agent_tool_shadows_the_global_one_for_that_agent_alone() {
     assert_eq!(names(registry, None), ["bash", "read"]);
     assert_eq!(names(registry, Some("x")), ["bash", "mine", "read"]);
     assert_eq!(names(registry, Some("y")), ["bash", "read"]);
-    // A child agent is its own scope: its parent's registrations are not its own.
-    assert_eq!(names(registry, Some("x-child")), ["bash", "read"]);
+    // A child agent inherits its parent's registrations (the nearest layer shadows).
+    assert_eq!(names(registry, Some("x-child")), ["bash", "mine", "read"]);
     let registration = |scope: Option<&str>| {
         let scope = scope.map(Arc::<str>::from);
         registry
@@ -144,7 +144,7 @@ async fn an_agent_tool_shadows_the_global_one_for_that_agent_alone() {
     assert_eq!(registration(Some("x")), Some(local.to_string()));
     assert_eq!(registration(Some("y")), Some(global.to_string()));
     assert_eq!(registration(None), Some(global.to_string()));
-    assert_eq!(registration(Some("x-child")), Some(global.to_string()));
+    assert_eq!(registration(Some("x-child")), Some(local.to_string()));
     assert_eq!(
         runtime.execute(agent_call("x", "read", json!({}))).await,
         text_success("x")
@@ -227,7 +227,7 @@ async fn unregister_disposes_exactly_the_registration_it_names() {
     assert_error(
         registry.restrict(agent("x"), Restriction::Allow([Arc::from("later")].into())),
         "UNKNOWN_NAME",
-        "restrict names unknown tool \"later\" (register or reserve it globally first)",
+        "restrict names unknown tool \"later\" (register or reserve it globally or in an ancestor scope first)",
     );
     registry.unregister(&tool).unwrap();
     assert_eq!(names(registry, None), ["b"]);

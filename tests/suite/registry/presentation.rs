@@ -65,7 +65,7 @@ async fn present_as_needs_an_agent_and_one_declaration_per_scope() {
 }
 
 #[tokio::test]
-async fn a_presentation_shadows_the_config_for_that_agent_alone() {
+async fn a_presentation_shadows_the_config_for_that_agent_and_its_descendants() {
     for config_mode in [PresentationMode::Native, PresentationMode::Code] {
         let name = serde_json::to_value(config_mode).unwrap();
         let runtime = runtime_with(json!({ "tools": { "mode": name } }));
@@ -80,13 +80,13 @@ async fn a_presentation_shadows_the_config_for_that_agent_alone() {
             .unwrap();
         let modes = [None, agent("x"), agent("x-child"), agent("y")]
             .map(|scope| registry.mode(scope.as_ref()));
-        // An agent that declares none of its own (a child included) gets the config mode.
+        // An agent that declares none of its own inherits its parent's, else the config's.
         assert_eq!(
             modes,
             [
                 config_mode,
                 PresentationMode::Both,
-                config_mode,
+                PresentationMode::Both,
                 config_mode
             ]
         );

@@ -174,26 +174,19 @@ async fn restrict_rejects_bad_filters_without_registering_anything() {
             agent("x"),
             allow(&["global", "nope"]),
             "UNKNOWN_NAME",
-            "restrict names unknown tool \"nope\" (register or reserve it globally first)".into(),
-        ),
-        (
-            agent("x"),
-            deny(&["parents"]),
-            "UNKNOWN_NAME",
-            "restrict names unknown tool \"parents\" (register or reserve it globally first)"
-                .into(),
+            "restrict names unknown tool \"nope\" (register or reserve it globally or in an ancestor scope first)".into(),
         ),
         (
             agent("x"),
             deny(&["mine"]),
             "LOCAL_NAME",
-            "restrict names \"mine\", which is local to agent \"x\": restrictions mask global tools only".into(),
+            "restrict names \"mine\", which is local to agent \"x\": restrictions mask inherited tools only".into(),
         ),
         (
             agent("x"),
             allow(&["my-plan"]),
             "LOCAL_NAME",
-            "restrict names \"my-plan\", which is local to agent \"x\": restrictions mask global tools only".into(),
+            "restrict names \"my-plan\", which is local to agent \"x\": restrictions mask inherited tools only".into(),
         ),
         (
             agent("x"),
@@ -206,10 +199,11 @@ async fn restrict_rejects_bad_filters_without_registering_anything() {
         let error: RegistryError = registry.restrict(scope, restriction).unwrap_err();
         assert_eq!((error.code(), error.to_string()), (code, message));
     }
-    assert_eq!(names(registry, "x"), ["global", "mine"]);
-    // Both a registered and a merely reserved global name are restrictable.
+    assert_eq!(names(registry, "x"), ["global", "mine", "parents"]);
+    // A registered and a merely reserved global name are restrictable, and so is a tool x
+    // inherits from its parent's layer.
     registry
-        .restrict(agent("x"), allow(&["global", "reserved"]))
+        .restrict(agent("x"), allow(&["global", "reserved", "parents"]))
         .unwrap();
 }
 

@@ -1,4 +1,5 @@
 //! Integration tests of `runtime`.
 
+mod deep_values;
 mod depth;
 mod python;

@@ -95,24 +95,40 @@ pub fn wall_budget_ends_a_waiting_run(host: &mut Host, program: &str, wall_ms: u
     transcript
 }
 
-/// `program` prints `line 0`, `line 1`, … forever: it ends as `output-limit` keeping exactly
-/// the lines whose compact JSON array fits `cap`, and nothing streams past the cap.
+/// `program` prints `line 0`, `line 1`, … forever: lines stream while their compact JSON
+/// array fits `cap`, then nothing more; the run ends as `output-limit` keeping what fits
+/// beside the failure's own message (whole lines, then the fitting prefix of the next).
 pub fn flood_stops_at_the_cap(host: &mut Host, framing: Framing, program: &str, cap: usize) {
     host.inbox.clear();
     host.send_run_code(json!("flood"), "flood", program);
     let (response, transcript) = host.serve_until(&json!("flood"), |_| None);
-    let mut kept: Vec<String> = Vec::new();
-    loop {
-        let mut next = kept.clone();
-        next.push(format!("line {}", kept.len()));
-        if serde_json::to_string(&next).unwrap().len() > cap {
-            break;
+    let fitting = |budget: usize| {
+        let mut kept: Vec<String> = Vec::new();
+        loop {
+            let mut next = kept.clone();
+            next.push(format!("line {}", kept.len()));
+            if serde_json::to_string(&next).unwrap().len() > budget {
+                break;
+            }
+            kept = next;
         }
-        kept = next;
+        kept
+    };
+    let diagnostic = format!("outer output exceeded {cap} bytes");
+    let budget = cap - serde_json::to_string(&diagnostic).unwrap().len();
+    let mut logs = fitting(budget);
+    // The first line that does not fit keeps its longest fitting prefix (ASCII here).
+    let used = serde_json::to_string(&logs).unwrap().len();
+    let room = budget.saturating_sub(used + usize::from(!logs.is_empty()));
+    let next = format!("line {}", logs.len());
+    let prefix = &next[..room.saturating_sub(2).min(next.len())];
+    if !prefix.is_empty() {
+        logs.push(prefix.to_owned());
     }
+    let kept = fitting(cap);
     let message = format!(
-        "code run failed (output-limit): outer output exceeded {cap} bytes\nCaptured output:\n{}",
-        kept.join("\n")
+        "code run failed (output-limit): {diagnostic}\nCaptured output:\n{}",
+        logs.join("\n")
     );
     assert_eq!(
         response["result"],

@@ -41,7 +41,7 @@ async fn tool_calls_resolve_with_the_host_value() {
         vec![("echo".to_owned(), json!({"x": 1, "y": [true]}))]
     );
 
-    let (outcome, host) = run("return await tools.echo()").await;
+    let (outcome, host) = run("return await tools.echo({})").await;
     assert_eq!(outcome.result, ok(json!({})));
     assert_eq!(*host.calls.lock(), vec![("echo".to_owned(), json!({}))]);
 
@@ -65,13 +65,16 @@ async fn tool_calls_resolve_with_the_host_value() {
     .await;
 }
 
+/// `tools` is a frozen null-prototype object whose own enumerable functions are exactly the
+/// run's tools: `__proto__` and `constructor` are ordinary keys, any other name is undefined.
 #[tokio::test]
-async fn every_property_of_tools_is_a_binding() {
+async fn tools_binds_exactly_the_runs_tools() {
     let (outcome, host) = run(concat!(
-        "return [await tools['my-tool'](), await tools.__proto__(), await tools.constructor(),\n",
-        "  await tools['héllo wörld'](), await tools.toString(), await tools[''](),\n",
-        "  tools['my-tool'].name, typeof tools.hasOwnProperty, Object.getPrototypeOf(tools),\n",
-        "  'anything' in tools, Object.hasOwn(tools, 'x'), tools.x === tools.x, Object.keys(tools)];",
+        "return [await tools['my-tool']({}), await tools.__proto__({}), await tools.constructor({}),\n",
+        "  typeof tools.toString, typeof tools.hasOwnProperty, typeof tools.run_code,\n",
+        "  typeof tools['héllo wörld'], tools['my-tool'].name, Object.getPrototypeOf(tools),\n",
+        "  'anything' in tools, 'x' in tools, Object.hasOwn(tools, 'x'), tools.x === tools.x,\n",
+        "  Object.keys(tools).join(), Object.isFrozen(tools)];",
     ))
     .await;
     assert_eq!(
@@ -80,16 +83,18 @@ async fn every_property_of_tools_is_a_binding() {
             {},
             {},
             {},
-            {},
-            {},
-            {},
+            "undefined",
+            "undefined",
+            "undefined",
+            "undefined",
             "my-tool",
-            "function",
             null,
+            false,
             true,
             true,
             true,
-            []
+            super::support::TOOLS.join(","),
+            true
         ]))
     );
     let names: Vec<String> = host
@@ -98,23 +103,37 @@ async fn every_property_of_tools_is_a_binding() {
         .iter()
         .map(|(name, _)| name.clone())
         .collect();
-    assert_eq!(
-        names,
-        [
-            "my-tool",
-            "__proto__",
-            "constructor",
-            "héllo wörld",
-            "toString",
-            ""
-        ]
-    );
+    assert_eq!(names, ["my-tool", "__proto__", "constructor"]);
     check(
         "'use strict';\ntry { tools.x = 1; return 'assigned'; } catch (e) { return e.name; }",
         &[],
         ok(json!("TypeError")),
     )
     .await;
+    check(
+        "'use strict';\ntry { tools.added = () => 1; return 'added'; } catch (e) { return e.name; }",
+        &[],
+        ok(json!("TypeError")),
+    )
+    .await;
+}
+
+/// A binding called with no argument (or `undefined`) rejects before anything is sent.
+#[tokio::test]
+async fn a_binding_called_without_arguments_rejects_without_a_call() {
+    let (outcome, host) = run(concat!(
+        "const why = async (call) => { try { await call(); return 'sent'; } catch (e) {\n",
+        "  return [e instanceof ToolCallError, e.toolName, e.message]; } };\n",
+        "return [await why(() => tools.echo()), await why(() => tools.echo(undefined))];",
+    ))
+    .await;
+    let refusal = json!([
+        true,
+        "echo",
+        "arguments must be lossless JSON: arguments is undefined (pass an object such as {})"
+    ]);
+    assert_eq!(outcome.result, ok(json!([refusal, refusal])));
+    assert!(host.calls.lock().is_empty());
 }
 
 #[tokio::test]

@@ -133,16 +133,18 @@ async fn log_floods_stop_at_the_output_cap() {
         &host,
     )
     .await;
-    // ["line 0",...,"line 9"] is 91 bytes; `,"line 10"` would make it 101.
-    let kept: Vec<String> = (0..10).map(|i| format!("line {i}")).collect();
+    // ["line 0",...,"line 9"] is 91 bytes; `,"line 10"` would make it 101, so ten lines
+    // were streamed. The failure keeps what fits beside its 33-byte message: seven lines
+    // (65 bytes), and no prefix of the eighth (which would need at least 3 more).
+    let streamed: Vec<String> = (0..10).map(|i| format!("line {i}")).collect();
     assert_eq!(
         outcome,
         RunOutcome {
-            logs: kept.clone(),
+            logs: streamed[..7].to_vec(),
             result: failed(FailureKind::OutputLimit, "outer output exceeded 100 bytes"),
         }
     );
-    let forwarded: Vec<(LogStream, String)> = kept
+    let forwarded: Vec<(LogStream, String)> = streamed
         .into_iter()
         .map(|line| (LogStream::Log, line))
         .collect();
@@ -160,8 +162,9 @@ async fn log_floods_stop_at_the_output_cap() {
         outcome.result,
         failed(FailureKind::OutputLimit, "outer output exceeded 100 bytes")
     );
-    // ["x…x","x…x","x…x"] is 2 + 3 * 32 + 2 = 100 bytes: three lines fit exactly.
-    assert_eq!(outcome.logs.len(), 3);
+    // ["x…x","x…x","x…x"] is 2 + 3 * 32 + 2 = 100 bytes: three lines fit the cap; beside
+    // the 33-byte message, two (2 + 32 + 1 + 32 = 67), and no room for a prefix of a third.
+    assert_eq!(outcome.logs, ["x".repeat(30), "x".repeat(30)]);
 
     // The completion shares the cap with the logs.
     let outcome = run_on(
@@ -185,10 +188,14 @@ async fn log_floods_stop_at_the_output_cap() {
     };
     let outcome = run_on(&pool, "console.log('abc'); throw 'xy';", tight, &host).await;
     assert_eq!(outcome.result, failed(FailureKind::Exception, "xy"));
+    // Under a cap smaller than the message, the message itself is cut to fit.
     let outcome = run_on(&pool, "console.log('abc'); throw 'xyz';", tight, &host).await;
     assert_eq!(
-        outcome.result,
-        failed(FailureKind::OutputLimit, "outer output exceeded 11 bytes")
+        outcome,
+        RunOutcome {
+            logs: Vec::new(),
+            result: failed(FailureKind::OutputLimit, "outer o"),
+        }
     );
     pool.shutdown().await;
 }

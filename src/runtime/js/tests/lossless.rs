@@ -31,7 +31,10 @@ async fn check_rejected(setup_and_argument: &str, why: &str) {
 #[tokio::test]
 async fn lossy_arguments_reject_only_that_call() {
     let cases = [
-        ("const arg = undefined;", "arguments is undefined"),
+        (
+            "const arg = undefined;",
+            "arguments is undefined (pass an object such as {})",
+        ),
         ("const arg = {a: undefined};", "arguments.a is undefined"),
         ("const arg = [1, undefined];", "arguments[1] is undefined"),
         (

@@ -106,6 +106,25 @@ pub(super) fn shared_pool() -> &'static IsolatePool {
     POOL.get_or_init(|| new_pool(2, 64))
 }
 
+/// The tools every test program's `tools` object binds.
+pub(super) const TOOLS: [&str; 15] = [
+    "echo",
+    "x",
+    "never",
+    "t",
+    "slow",
+    "fail",
+    "abort",
+    "panic",
+    "panic_later",
+    "a",
+    "b",
+    "c",
+    "my-tool",
+    "__proto__",
+    "constructor",
+];
+
 pub(super) async fn run_on(
     pool: &IsolatePool,
     code: &str,
@@ -115,6 +134,7 @@ pub(super) async fn run_on(
     pool.run(RunRequest {
         code: code.to_owned(),
         limits,
+        tools: TOOLS.iter().map(|name| (*name).to_owned()).collect(),
         host: host.clone(),
         abort: host.abort.clone(),
     })

@@ -296,7 +296,7 @@ fn restrict_from_no_agent_is_refused() {
 
 #[test]
 fn restrict_with_an_unknown_name_is_refused() {
-    let message = "restrict names unknown tool \"nope\" (register or reserve it globally first)";
+    let message = "restrict names unknown tool \"nope\" (register or reserve it globally or in an ancestor scope first)";
     refuses(
         &[],
         &[
@@ -317,7 +317,7 @@ fn restrict_with_a_local_tool_name_is_refused() {
         &[("tools/restrict", json!({ "agent": "x", "deny": ["mine"] }))],
         (
             "LOCAL_NAME",
-            "restrict names \"mine\", which is local to agent \"x\": restrictions mask global tools only",
+            "restrict names \"mine\", which is local to agent \"x\": restrictions mask inherited tools only",
         ),
     );
 }
@@ -332,7 +332,7 @@ fn restrict_with_a_local_reservation_is_refused() {
         )],
         (
             "LOCAL_NAME",
-            "restrict names \"mine-later\", which is local to agent \"x\": restrictions mask global tools only",
+            "restrict names \"mine-later\", which is local to agent \"x\": restrictions mask inherited tools only",
         ),
     );
 }

@@ -584,10 +584,10 @@ fn post_execute_decisions_follow_the_seed() {
             with_contexts(failed("redacted"), vec![context("hook")]),
         ),
         (
-            "block with blocks shows them under the generic message",
+            "block with blocks shows them, their text the message",
             tool_answer.clone(),
             json!({ "kind": "block", "feedback": [{ "type": "text", "text": "hidden" }] }),
-            json!({ "isError": true, "error": { "message": "tool result blocked by post-execute policy" },
+            json!({ "isError": true, "error": { "message": "hidden" },
                     "content": [{ "type": "text", "text": "hidden" }] }),
         ),
     ];

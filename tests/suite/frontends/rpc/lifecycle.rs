@@ -280,7 +280,8 @@ fn default_config() -> Value {
         "pipeline": {
             "timeout": { "enforce": true, "defaultMs": null },
             "retry": { "maxAttempts": 1, "backoffMs": 100 },
-            "hookTimeoutMs": 30000
+            "hookTimeoutMs": 30000,
+            "cancelGraceMs": 2000
         },
         "permissions": { "allow": [], "deny": [], "ask": [] },
         "mcpServers": {},

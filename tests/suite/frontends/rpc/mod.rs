@@ -1,6 +1,7 @@
 //! Integration tests of `frontends::rpc`.
 
 mod agent_errors;
+mod agents_inheritance;
 mod agents_matrix;
 mod backpressure;
 mod basics;

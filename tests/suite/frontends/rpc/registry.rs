@@ -196,7 +196,8 @@ fn agent_scopes_shadow_restrict_and_close_over_the_wire() {
             .clone()
     };
     assert_eq!(description(&mut host, "read", "x"), "x's read");
-    assert_eq!(description(&mut host, "read", "x-child"), "global read");
+    // x-child inherits x's layer, whose `read` shadows the global one.
+    assert_eq!(description(&mut host, "read", "x-child"), "x's read");
     assert_eq!(description(&mut host, "bash", "x"), json!(null));
     let admitted = |host: &mut Host, name: &str, agent: Option<&str>| {
         let mut params = json!({ "name": name });
@@ -340,9 +341,9 @@ fn registry_errors_carry_a_harness_data_code() {
         ("tools/restrict", json!({ "agent": "x", "allow": [] }), "EMPTY_FILTER", empty.into()),
         ("tools/restrict", json!({ "agent": "x", "allow": ["echo"], "deny": ["echo"] }), "EMPTY_FILTER", empty.into()),
         ("tools/restrict", json!({ "agent": "x", "deny": ["nope"] }), "UNKNOWN_NAME",
-            "restrict names unknown tool \"nope\" (register or reserve it globally first)".into()),
+            "restrict names unknown tool \"nope\" (register or reserve it globally or in an ancestor scope first)".into()),
         ("tools/restrict", json!({ "agent": "x", "deny": ["mine"] }), "LOCAL_NAME",
-            "restrict names \"mine\", which is local to agent \"x\": restrictions mask global tools only".into()),
+            "restrict names \"mine\", which is local to agent \"x\": restrictions mask inherited tools only".into()),
         ("tools/restrict", json!({ "agent": "x", "deny": ["run_code"] }), "RESERVED_NAME", reserved.into()),
         ("tools/restrict", json!({ "agent": "ghost", "deny": ["echo"] }), "UNKNOWN_AGENT",
             "unknown agent \"ghost\" (open it with agents/open first)".into()),

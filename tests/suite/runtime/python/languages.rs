@@ -66,7 +66,7 @@ fn one_host_serves_typescript_and_python_agents_side_by_side() {
                 .map(|t| t["description"].as_str().unwrap().to_owned())
                 .unwrap()
         };
-        assert!(run_code_of(&python_prompt).starts_with("Run a Python program"));
+        assert!(run_code_of(&python_prompt).starts_with("Execute a Python program"));
 
         let python = run_as(
             &mut host,
@@ -185,8 +185,8 @@ fn tools_get_describes_run_code_in_the_language_of_the_scope_asking() {
         tools.into_iter().find(|t| t["name"] == "run_code").unwrap()
     };
     for (agent, summary) in [
-        (None, "Run a TypeScript program"),
-        (Some("py-agent"), "Run a Python program"),
+        (None, "Execute a TypeScript program"),
+        (Some("py-agent"), "Execute a Python program"),
     ] {
         let params = match agent {
             Some(agent) => json!({ "name": "run_code", "agent": agent }),
@@ -201,5 +201,36 @@ fn tools_get_describes_run_code_in_the_language_of_the_scope_asking() {
         assert_eq!(got["description"], expected["description"], "{agent:?}");
         assert_eq!(got["inputSchema"], expected["inputSchema"], "{agent:?}");
     }
+    assert_eq!(host.finish(), 0);
+}
+
+/// A child of a Python agent inherits its presentation and its language: its SDK and the
+/// program its `run_code` runs are Python.
+#[test]
+fn a_child_inherits_its_parents_code_mode_language() {
+    let mut host = Host::code_mode(
+        code_support::Framing::Ndjson,
+        "native",
+        json!({ "codeRuntime": { "languages": ["typescript", "python"], "poolSize": 1 } }),
+    );
+    host.register(echo_spec("echo"));
+    open_presented(&mut host, "py-agent", Some("python"));
+    let opened = host.request(
+        "agents/open",
+        json!({ "agent": "py-child", "parent": "py-agent" }),
+    );
+    assert_eq!(opened["result"], json!(null), "{opened}");
+    let sdk = sdk_of(&host.request("tools/prompt", json!({ "agent": "py-child" })));
+    assert!(sdk.contains("```py\n"), "{sdk}");
+    let result = run_as(
+        &mut host,
+        "py-child",
+        "return await tools.echo({'text': 'inherited'})",
+    );
+    assert_eq!(
+        result["value"],
+        json!({ "logs": [], "result": "inherited" }),
+        "{result}"
+    );
     assert_eq!(host.finish(), 0);
 }
