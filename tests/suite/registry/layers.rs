@@ -118,7 +118,7 @@ async fn an_empty_name_is_refused() {
 }
 
 #[tokio::test]
-async fn an_agent_tool_shadows_the_global_one_for_that_agent_alone() {
+async fn an_agent_tool_shadows_the_global_one_for_that_agent_and_its_children() {
     let runtime = runtime();
     let registry = runtime.registry();
     registry.open_agent(Arc::from("x"), None).unwrap();
