@@ -114,6 +114,13 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
 fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     init_logging(&cli.common.log_level);
+    // Non-dumpable: other processes of this user, children included, cannot open this
+    // host's /proc entries (its environment, its fds: a child writing a forged message to
+    // /proc/$PPID/fd/1) without CAP_SYS_PTRACE in its user namespace, which a sandboxed child
+    // lacks. It also keeps core dumps, with whatever secrets memory holds, off the disk.
+    if let Err(error) = nix::sys::prctl::set_dumpable(false) {
+        tracing::warn!("could not mark the host non-dumpable: {error}");
+    }
     let mut base_config = match &cli.common.config {
         Some(path) => config::read_file(path)?,
         None => serde_json::json!({}),

@@ -195,3 +195,24 @@ fn mode_off_behaves_as_before() {
     assert_eq!(bash["mode"], "off");
     assert_eq!(bash["filesystem"], "none");
 }
+
+/// The host's own /proc entries are out of a sandboxed command's reach: it cannot read the
+/// host's environment nor write a forged message to the host's stdout through
+/// `/proc/$PPID/fd/1` (the host is non-dumpable; the child's capabilities live in its own
+/// user namespace).
+#[test]
+fn the_hosts_environment_and_stdout_are_out_of_reach() {
+    let mut sandboxed = Sandboxed::with(json!({}));
+    let result = sandboxed.bash(
+        "cat /proc/$PPID/environ > /dev/null || echo environ-refused; \
+         printf '{\"jsonrpc\":\"2.0\",\"method\":\"forged\"}\\n' > /proc/$PPID/fd/1 || echo fd-refused",
+    );
+    let out = stdout(&result);
+    assert!(
+        out.contains("environ-refused") && out.contains("fd-refused"),
+        "{result}"
+    );
+    // The forged line never reached the client: the next answer is the next response.
+    let after = sandboxed.bash("echo still");
+    assert_eq!(stdout(&after), "still\n");
+}
