@@ -7,6 +7,7 @@ pub mod code;
 pub mod mcp;
 pub mod pipeline;
 pub mod policy;
+pub mod raw;
 pub mod runtime;
 pub mod sandbox;
 pub mod spill;

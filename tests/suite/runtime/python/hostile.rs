@@ -6,6 +6,7 @@
 
 use crate::support::code as code_support;
 
+use crate::support::raw::high_water_mark;
 use code_support::hostile::{self, ComputeBudget, failure};
 use code_support::{FRAMINGS, Framing, Host};
 use serde_json::{Value, json};
@@ -169,18 +170,6 @@ fn output_floods_end_as_output_limit_and_stop_streaming_at_the_cap() {
         still_serving(&mut host);
         assert_eq!(host.finish(), 0);
     }
-}
-
-/// The host's peak resident memory (VmHWM), in bytes.
-fn high_water_mark(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<u64>()
-        .unwrap()
-        * 1024
 }
 
 #[test]

@@ -1,0 +1,74 @@
+//! A host driven by hand over ndjson, for tests that must control the pipes themselves
+//! (close only the read end, stop reading for a while), plus /proc readings of it.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+/// `dsh-tools serve --framing ndjson` with both pipes in the test's hands.
+pub struct RawHost {
+    pub child: Child,
+    pub stdin: ChildStdin,
+    pub stdout: BufReader<ChildStdout>,
+}
+
+impl RawHost {
+    /// Spawns the host and completes `initialize` with `config`.
+    pub fn initialized(config: Value) -> RawHost {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
+            .args(["serve", "--framing", "ndjson"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut host = RawHost {
+            child,
+            stdin,
+            stdout,
+        };
+        host.send(
+            &serde_json::json!({ "jsonrpc": "2.0", "id": "init", "method": "initialize",
+            "params": { "protocolVersion": "1", "capabilities": {}, "config": config } }),
+        );
+        loop {
+            let message = host.next().expect("the host closed its stdout");
+            if message["id"] == "init" {
+                assert!(message.get("result").is_some(), "{message}");
+                return host;
+            }
+        }
+    }
+
+    /// Writes one message.
+    pub fn send(&mut self, message: &Value) {
+        let mut bytes = serde_json::to_vec(message).unwrap();
+        bytes.push(b'\n');
+        self.stdin.write_all(&bytes).unwrap();
+    }
+
+    /// The next message, `None` at EOF.
+    pub fn next(&mut self) -> Option<Value> {
+        let mut line = String::new();
+        (self.stdout.read_line(&mut line).unwrap() > 0)
+            .then(|| serde_json::from_str(&line).unwrap())
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+/// `pid`'s peak resident memory (VmHWM), in bytes.
+pub fn high_water_mark(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<u64>()
+        .unwrap()
+        * 1024
+}
