@@ -44,7 +44,10 @@ pub const DROPPED_METHOD: &str = "$/notificationsDropped";
 impl Shared {
     /// The [`DROPPED_METHOD`] notification for the drops so far, if any, resetting them.
     fn take_report(&self) -> Option<Vec<u8>> {
-        if !self.any_dropped.swap(false, Ordering::Relaxed) {
+        // A plain load first: the common case (nothing dropped) writes no shared cache line.
+        if !self.any_dropped.load(Ordering::Relaxed)
+            || !self.any_dropped.swap(false, Ordering::Relaxed)
+        {
             return None;
         }
         let dropped = std::mem::take(&mut *self.dropped.lock());

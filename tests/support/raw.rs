@@ -72,3 +72,17 @@ pub fn high_water_mark(pid: u32) -> u64 {
         .unwrap()
         * 1024
 }
+
+/// Busy time (utime + stime, in clock ticks) and name from one `/proc/.../stat` text.
+pub fn stat_ticks(stat: &str) -> Option<(&str, u64)> {
+    let (name, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some((name, ticks))
+}
+
+/// Busy time of process `pid` so far, in clock ticks.
+pub fn busy_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    stat_ticks(&stat).unwrap().1
+}

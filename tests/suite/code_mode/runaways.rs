@@ -5,6 +5,7 @@
 
 use crate::support::code::hostile::{self, ComputeBudget, failure};
 use crate::support::code::{Framing, Host, any_spec};
+use crate::support::raw::stat_ticks;
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -111,10 +112,7 @@ fn thread_ticks(pid: u32) -> Vec<(String, u64)> {
         .filter_map(Result::ok)
         .filter_map(|task| {
             let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
-            let (name, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;
-            let fields: Vec<&str> = rest.split_whitespace().collect();
-            let ticks =
-                fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+            let (name, ticks) = stat_ticks(&stat)?;
             Some((
                 format!("{}:{name}", task.file_name().to_string_lossy()),
                 ticks,

@@ -2,24 +2,12 @@
 //! observe-only notifications instead of queueing them without bound, its memory stays
 //! flat, and every response arrives once the client reads again.
 
-use crate::support::raw::{RawHost, high_water_mark};
+use crate::support::raw::{RawHost, busy_ticks, high_water_mark};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
 const RUNS: usize = 6;
 const CAP: u64 = 1 << 20;
-
-/// Busy time (utime + stime, in ticks) of `pid`.
-fn busy_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let fields: Vec<&str> = stat
-        .rsplit_once(") ")
-        .unwrap()
-        .1
-        .split_whitespace()
-        .collect();
-    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
-}
 
 #[test]
 fn a_paused_reader_keeps_the_host_small_and_loses_no_response() {
