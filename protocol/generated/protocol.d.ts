@@ -407,7 +407,13 @@ userNamespaces: boolean,
 /**
  * Whether seccomp filters can be installed.
  */
-seccomp: boolean, };
+seccomp: boolean, 
+/**
+ * Whether every child gets its own PID namespace (and `/proc`), so all it starts,
+ * `setsid` grandchildren included, dies with the host even when the host is SIGKILLed.
+ * Without it the leader still dies with the host, its escaped descendants may not.
+ */
+pidNamespaces: boolean, };
 
 export type FamilySandbox = { 
 /**

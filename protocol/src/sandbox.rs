@@ -78,6 +78,10 @@ pub struct SandboxSupport {
     pub user_namespaces: bool,
     /// Whether seccomp filters can be installed.
     pub seccomp: bool,
+    /// Whether every child gets its own PID namespace (and `/proc`), so all it starts,
+    /// `setsid` grandchildren included, dies with the host even when the host is SIGKILLed.
+    /// Without it the leader still dies with the host, its escaped descendants may not.
+    pub pid_namespaces: bool,
 }
 
 /// The effective sandbox of one tool family.

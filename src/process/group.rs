@@ -1,6 +1,7 @@
 //! One spawned process group: spawn as leader, signal the group, reap the leader.
 
 use super::sandbox::Confinement;
+use super::tether::Tether;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use std::io;
@@ -17,20 +18,35 @@ pub struct ProcessGroup {
     child: Child,
     /// The group (the leader's pid) while it may still hold processes.
     group: Option<Pid>,
+    /// Forks between the leader and the program (the tether's keepers).
+    depth: usize,
 }
 
 impl ProcessGroup {
-    /// Spawns `command` as the leader of a new process group (killed if dropped), confined
-    /// by `confinement` after fork and before exec (after the caller's own `pre_exec`).
-    /// The one way the host starts a child: every family passes its confinement here.
+    /// Spawns `command` as the leader of a new process group (killed if dropped), tied to
+    /// the host by its [tether](super::tether) and confined by `confinement` after fork and
+    /// before exec (both after the caller's own `pre_exec`). The one way the host starts a
+    /// child: every family passes its confinement here.
     pub fn spawn(command: &mut Command, confinement: &Confinement) -> io::Result<Self> {
+        let tether = Tether::get();
+        // SAFETY: the tether's child half makes async-signal-safe system calls only (prctl,
+        // unshare, fork, mount, waitpid, close, read, write, _exit) on values it borrows
+        // from a static, allocating nothing.
+        unsafe {
+            command.pre_exec(|| tether.apply());
+        }
         confinement.install(command);
-        let child = command.process_group(0).kill_on_drop(true).spawn()?;
+        command.process_group(0).kill_on_drop(true);
+        let child = super::spawner::spawn(command)?;
         let group = child
             .id()
             .and_then(|id| i32::try_from(id).ok())
             .map(Pid::from_raw);
-        Ok(Self { child, group })
+        Ok(Self {
+            child,
+            group,
+            depth: tether.depth(),
+        })
     }
 
     /// The leader, for its pipes.
@@ -41,6 +57,19 @@ impl ProcessGroup {
     /// The leader's pid, while it is not reaped.
     pub fn pid(&self) -> Option<i32> {
         self.group.map(Pid::as_raw)
+    }
+
+    /// The program's own pid (below the tether's keepers), while the group runs: what
+    /// `/proc` readings of its CPU time or memory must look at. Found through
+    /// `/proc/<pid>/task/<pid>/children`; the leader's pid where that file is missing.
+    pub fn program_pid(&self) -> Option<i32> {
+        let mut pid = self.pid()?;
+        for _ in 0..self.depth {
+            let children =
+                std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).ok()?;
+            pid = children.split_ascii_whitespace().next()?.parse().ok()?;
+        }
+        Some(pid)
     }
 
     /// Sends `signal` to every process of the group (nothing once the group was killed).
@@ -112,6 +141,8 @@ mod tests {
         command
     }
 
+    /// The host-side pid of the shell's background `sleep` (the `$!` it prints is its pid
+    /// inside the tether's namespace): the program's child, once it has said it forked.
     async fn background_pid(group: &mut ProcessGroup) -> i32 {
         use tokio::io::AsyncBufReadExt;
         let stdout = group.child().stdout.take().unwrap();
@@ -120,7 +151,15 @@ mod tests {
             .read_line(&mut line)
             .await
             .unwrap();
-        line.trim().parse().unwrap()
+        let shell = group.program_pid().unwrap();
+        let children =
+            std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap();
+        children
+            .split_ascii_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
     }
 
     #[tokio::test]

@@ -300,9 +300,15 @@ pub fn python_client(name: &str, mode: &str, config: &Value, request: Value) -> 
 impl Binary {
     /// Spawns `dsh-tools <args>` with stderr discarded.
     pub fn spawn(args: &[&str]) -> Binary {
+        Binary::spawn_with_env(args, &[])
+    }
+
+    /// [`Binary::spawn`] with `env` added to the host's environment.
+    pub fn spawn_with_env(args: &[&str], env: &[(&str, &str)]) -> Binary {
         use std::process::{Command, Stdio};
         let mut child = Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -321,7 +327,12 @@ impl Binary {
 
     /// `dsh-tools serve --framing ndjson`, initialized with `config`.
     pub fn serve(config: Value) -> Binary {
-        let mut host = Binary::spawn(&["serve", "--framing", "ndjson"]);
+        Binary::serve_with_env(config, &[])
+    }
+
+    /// [`Binary::serve`] with `env` added to the host's environment.
+    pub fn serve_with_env(config: Value, env: &[(&str, &str)]) -> Binary {
+        let mut host = Binary::spawn_with_env(&["serve", "--framing", "ndjson"], env);
         let answer = host.request(
             "initialize",
             json!({ "protocolVersion": "1", "config": config }),

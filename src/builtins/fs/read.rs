@@ -134,22 +134,19 @@ fn read(
     let mut reader = std::io::BufReader::new(file);
     let mut buffer = Vec::new();
     let mut lines = Vec::new();
-    let (mut number, mut probed) = (0u64, 0usize);
+    let (mut number, mut unprobed) = (0u64, BINARY_PROBE_BYTES);
     loop {
         buffer.clear();
-        let read = reader
-            .read_until(b'\n', &mut buffer)
+        let line = next_line(&mut reader, &mut buffer, &mut unprobed)
             .map_err(|e| file_error("read", requested, &e))?;
-        if read == 0 {
-            break;
-        }
-        if probed < BINARY_PROBE_BYTES {
-            if buffer.contains(&0) {
+        match line {
+            Line::End => break,
+            Line::Binary => {
                 return Err(ToolError::new(format!(
                     "\"{requested}\" looks like a binary file; read only reads text"
                 )));
             }
-            probed += read;
+            Line::Text => {}
         }
         number += 1;
         if number % LINES_PER_CHECK == 0 && token.is_cancelled() {
@@ -168,6 +165,53 @@ fn read(
         lines,
         total_lines: number,
     })
+}
+
+/// What [`next_line`] found.
+#[derive(Debug, PartialEq)]
+enum Line {
+    Text,
+    Binary,
+    End,
+}
+
+/// The bytes of one line kept at most: [`MAX_LINE_CHARS`] characters of up to four bytes,
+/// plus `\r\n`. The rest of a longer line is skipped as it streams by, so a file of one
+/// 3 GiB line costs a buffer, not its size.
+const MAX_LINE_BYTES: usize = MAX_LINE_CHARS * 4 + 2;
+
+/// Reads the next line into `buffer` (cut to [`MAX_LINE_BYTES`]), checking for NUL the
+/// first `unprobed` bytes of the file as they pass.
+fn next_line(
+    reader: &mut impl BufRead,
+    buffer: &mut Vec<u8>,
+    unprobed: &mut usize,
+) -> std::io::Result<Line> {
+    let mut any = false;
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok(chunk) => chunk,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        if chunk.is_empty() {
+            return Ok(if any { Line::Text } else { Line::End });
+        }
+        any = true;
+        let newline = chunk.iter().position(|byte| *byte == b'\n');
+        let taken = newline.map_or(chunk.len(), |at| at + 1);
+        let probe = taken.min(*unprobed);
+        if chunk[..probe].contains(&0) {
+            return Ok(Line::Binary);
+        }
+        *unprobed -= probe;
+        let room = MAX_LINE_BYTES.saturating_sub(buffer.len());
+        buffer.extend_from_slice(&chunk[..taken.min(room)]);
+        reader.consume(taken);
+        if newline.is_some() {
+            return Ok(Line::Text);
+        }
+    }
 }
 
 /// The line without `\n` / `\r\n`, decoded lossily and cut to [`MAX_LINE_CHARS`].
@@ -266,6 +310,42 @@ mod tests {
 
     fn check(raw: &[u8], expected: &str) {
         assert_eq!(line_text(raw), expected, "{raw:?}");
+    }
+
+    /// Every line of `bytes` as [`next_line`] keeps it, read through a small buffer.
+    fn lines_of(bytes: &[u8]) -> Result<Vec<Vec<u8>>, ()> {
+        let mut reader = std::io::BufReader::with_capacity(7, bytes);
+        let (mut lines, mut unprobed) = (Vec::new(), 16);
+        loop {
+            let mut buffer = Vec::new();
+            match next_line(&mut reader, &mut buffer, &mut unprobed).unwrap() {
+                Line::End => return Ok(lines),
+                Line::Binary => return Err(()),
+                Line::Text => lines.push(buffer),
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_line_keeps_only_its_cut_and_the_lines_after_it_are_read() {
+        let mut bytes = vec![b'y'; MAX_LINE_BYTES * 3];
+        bytes.extend_from_slice(b"\nnext\nlast");
+        let lines = lines_of(&bytes).unwrap();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0], vec![b'y'; MAX_LINE_BYTES]);
+        assert_eq!(lines[1], b"next\n");
+        assert_eq!(lines[2], b"last");
+        assert_eq!(lines_of(b"").unwrap(), Vec::<Vec<u8>>::new());
+    }
+
+    #[test]
+    fn nul_is_binary_within_the_probe_even_inside_a_long_line_and_text_after_it() {
+        let mut early = vec![b'a'; 10];
+        early.push(0);
+        assert_eq!(lines_of(&early), Err(()));
+        let mut late = vec![b'a'; 40];
+        late.push(0);
+        assert_eq!(lines_of(&late).unwrap().len(), 1);
     }
 
     #[test]

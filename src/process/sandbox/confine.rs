@@ -13,8 +13,8 @@
 //! The ruleset and the filter are inherited across `fork` and `exec` by every descendant
 //! (a `setsid` grandchild included) and cannot be removed.
 
+use crate::process::syscalls::{IdMaps, check};
 use seccompiler::BpfProgram;
-use std::ffi::CStr;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
@@ -37,14 +37,6 @@ struct Prepared {
     seccomp: Option<Arc<BpfProgram>>,
 }
 
-/// `/proc/self/uid_map` and `gid_map` contents mapping the child's ids to themselves, so
-/// files keep their owner and `id` prints what it prints outside.
-#[derive(Debug)]
-struct IdMaps {
-    uid: Vec<u8>,
-    gid: Vec<u8>,
-}
-
 impl Confinement {
     /// No confinement: the child runs with the host user's full rights.
     pub fn none() -> Self {
@@ -59,13 +51,7 @@ impl Confinement {
         seccomp: Option<Arc<BpfProgram>>,
     ) -> io::Result<Self> {
         let ruleset = above_reserved(ruleset)?;
-        let namespace = namespace.then(|| {
-            let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
-            IdMaps {
-                uid: format!("{uid} {uid} 1").into_bytes(),
-                gid: format!("{gid} {gid} 1").into_bytes(),
-            }
-        });
+        let namespace = namespace.then(IdMaps::identity);
         Ok(Confinement {
             prepared: Some(Arc::new(Prepared {
                 namespace,
@@ -117,9 +103,7 @@ fn apply(prepared: &Prepared) -> io::Result<()> {
     if let Some(maps) = &prepared.namespace {
         // SAFETY: unshare takes flags only.
         check(unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) })?;
-        write_file(c"/proc/self/setgroups", b"deny")?;
-        write_file(c"/proc/self/uid_map", &maps.uid)?;
-        write_file(c"/proc/self/gid_map", &maps.gid)?;
+        maps.write()?;
     }
     // SAFETY: PR_SET_NO_NEW_PRIVS takes integers only.
     check(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) })?;
@@ -140,30 +124,4 @@ fn apply(prepared: &Prepared) -> io::Result<()> {
         seccompiler::apply_filter(program).map_err(|_| io::Error::last_os_error())?;
     }
     Ok(())
-}
-
-/// Writes `bytes` to the file at `path` in one `write`, as procfs wants id maps.
-fn write_file(path: &CStr, bytes: &[u8]) -> io::Result<()> {
-    // SAFETY: `path` is NUL-terminated; the flags create nothing.
-    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
-    check(fd)?;
-    // SAFETY: `bytes` is a live buffer of `bytes.len()` bytes; `fd` was just opened.
-    let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-    let error = io::Error::last_os_error();
-    // SAFETY: `fd` is ours and closed once.
-    unsafe { libc::close(fd) };
-    match usize::try_from(written) {
-        Ok(count) if count == bytes.len() => Ok(()),
-        Ok(_) => Err(io::Error::from_raw_os_error(libc::EIO)),
-        Err(_) => Err(error),
-    }
-}
-
-/// A negative system-call result as the errno it left.
-fn check(result: i32) -> io::Result<()> {
-    if result < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
 }

@@ -216,6 +216,7 @@ mod tests {
         landlock_abi: 7,
         user_namespaces: true,
         seccomp: true,
+        pid_namespaces: true,
     };
 
     fn family(workspace: Option<&Path>) -> Family<'_> {

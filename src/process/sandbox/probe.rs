@@ -1,7 +1,9 @@
 //! What the kernel offers the sandbox, probed once per process: the Landlock ABI, whether
-//! an unprivileged user plus network namespace can be created, whether seccomp filters can.
+//! an unprivileged user plus network namespace can be created, whether seccomp filters can,
+//! whether children get their own PID namespace (the tether's probe).
 //!
-//! `DSH_TOOLS_SANDBOX_SIMULATE` (a comma list of `no-landlock`, `no-userns`, `no-seccomp`)
+//! `DSH_TOOLS_SANDBOX_SIMULATE` (a comma list of `no-landlock`, `no-userns`, `no-seccomp`,
+//! `no-pidns`)
 //! makes the probe report less than the kernel has, never more: it is how the fail-closed
 //! and fallback paths are exercised on a kernel that has everything.
 
@@ -30,6 +32,7 @@ pub fn hide(mut support: SandboxSupport, simulated: &str) -> SandboxSupport {
             "no-landlock" => support.landlock_abi = 0,
             "no-userns" => support.user_namespaces = false,
             "no-seccomp" => support.seccomp = false,
+            crate::process::tether::NO_PID_NAMESPACE => support.pid_namespaces = false,
             "" => {}
             other => tracing::warn!("{SIMULATE_VARIABLE}: unknown feature {other:?} ignored"),
         }
@@ -43,6 +46,7 @@ fn detect() -> SandboxSupport {
         landlock_abi: landlock_abi(),
         user_namespaces: network_namespace_works(),
         seccomp: seccomp_available(),
+        pid_namespaces: crate::process::tether::pid_namespaces(),
     }
 }
 
@@ -108,6 +112,7 @@ mod tests {
             landlock_abi: 7,
             user_namespaces: true,
             seccomp: true,
+            pid_namespaces: true,
         };
         assert_eq!(
             hide(full, "no-landlock, no-userns"),
@@ -115,10 +120,12 @@ mod tests {
                 landlock_abi: 0,
                 user_namespaces: false,
                 seccomp: true,
+                pid_namespaces: true,
             }
         );
         assert_eq!(hide(full, ""), full);
-        let none = hide(full, "no-landlock,no-userns,no-seccomp");
+        let none = hide(full, "no-landlock,no-userns,no-seccomp,no-pidns");
+        assert!(!none.pid_namespaces);
         assert_eq!(hide(none, "bogus"), none);
     }
 }

@@ -20,8 +20,8 @@ use crate::process::{ProcessGroup, Sandbox};
 const BOOTSTRAP: &str = include_str!("bootstrap.py");
 
 /// Processes a program may fork beyond what its user already runs (RLIMIT_NPROC; root is
-/// exempt from it, the process-group kill is not).
-const SPARE_PROCESSES: u64 = 32;
+/// exempt from it, the process-group kill is not), the tether's two keepers included.
+const SPARE_PROCESSES: u64 = 34;
 
 /// A started interpreter waiting for its program, and everything that must go with it.
 pub(super) struct Interpreter {
@@ -147,7 +147,7 @@ pub(super) fn spawn(
         }
     };
     let pid = process
-        .pid()
+        .program_pid()
         .ok_or_else(|| io::Error::other("the interpreter has no pid"))?;
     Ok(Interpreter {
         process,

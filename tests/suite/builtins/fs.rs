@@ -683,3 +683,34 @@ async fn a_directory_swapped_for_a_symlink_never_leads_a_write_or_read_outside()
     );
     assert_eq!(leaked, 0, "reads of the outside file");
 }
+
+/// `read` of a 512 MiB file that is one line keeps one cut line, never the line: the host's
+/// peak memory grows by less than 64 MB. The file is 8 KiB of text and then a hole (zeros
+/// past the binary probe), so it takes no disk and streams at memory speed.
+#[test]
+fn read_of_a_512_mib_single_line_file_stays_under_64_mb() {
+    use crate::support::wire::{Framing, Host};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("one-line.txt");
+    let file = std::fs::File::create(&path).unwrap();
+    std::io::Write::write_all(&mut &file, &[b'x'; 8192]).unwrap();
+    file.set_len(512 * 1024 * 1024).unwrap();
+    let mut host = Host::initialized(
+        Framing::Ndjson,
+        json!({}),
+        json!({ "builtins": { "fs": { "root": dir.path().display().to_string() } } }),
+    );
+    let before = host.peak_memory_kib();
+    let answer = host.request(
+        "tools/execute",
+        json!({ "callId": "r", "name": "read",
+                "arguments": { "file_path": "one-line.txt", "limit": 1 } }),
+    );
+    let growth_kib = host.peak_memory_kib().saturating_sub(before);
+    let result = &answer["result"];
+    assert_eq!(result["isError"], false, "{answer}");
+    assert_eq!(result["value"]["totalLines"], 1, "{answer}");
+    let text = result["value"]["lines"][0]["text"].as_str().unwrap();
+    assert_eq!(text.len(), 2000, "the line is cut to 2000 characters");
+    assert!(growth_kib < 64 * 1024, "peak grew by {growth_kib} KiB");
+}

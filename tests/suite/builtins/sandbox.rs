@@ -196,23 +196,44 @@ fn mode_off_behaves_as_before() {
     assert_eq!(bash["filesystem"], "none");
 }
 
-/// The host's own /proc entries are out of a sandboxed command's reach: it cannot read the
-/// host's environment nor write a forged message to the host's stdout through
-/// `/proc/$PPID/fd/1` (the host is non-dumpable; the child's capabilities live in its own
-/// user namespace).
+/// The host's /proc entries are out of a command's reach, sandboxed or not (the tests run
+/// as root): the command scans `/proc` for every process running the host's binary and
+/// tries to read its environment and to write a forged message to its stdout, and tries the
+/// host's real pid too (the pattern is written so the command's own line does not match
+/// it). It sees only its own PID namespace, whose init (a fork of the host)
+/// is non-dumpable, holds no descriptor but its status pipe, and the command has no
+/// `CAP_SYS_PTRACE` to override either.
 #[test]
-fn the_hosts_environment_and_stdout_are_out_of_reach() {
-    let mut sandboxed = Sandboxed::with(json!({}));
-    let result = sandboxed.bash(
-        "cat /proc/$PPID/environ > /dev/null || echo environ-refused; \
-         printf '{\"jsonrpc\":\"2.0\",\"method\":\"forged\"}\\n' > /proc/$PPID/fd/1 || echo fd-refused",
-    );
-    let out = stdout(&result);
-    assert!(
-        out.contains("environ-refused") && out.contains("fd-refused"),
-        "{result}"
-    );
-    // The forged line never reached the client: the next answer is the next response.
-    let after = sandboxed.bash("echo still");
-    assert_eq!(stdout(&after), "still\n");
+fn the_hosts_environment_and_stdout_are_out_of_reach_with_and_without_the_sandbox() {
+    for sandbox in [json!({}), json!({ "mode": "off" })] {
+        let mut sandboxed = Sandboxed::start(
+            json!({ "sandbox": sandbox }),
+            &[("DSH_TEST_HOST_SECRET", "hunter2")],
+            false,
+        );
+        let host = sandboxed.host.pid();
+        let result = sandboxed.bash(&format!(
+            "for p in /proc/[0-9]* /proc/{host}; do \
+               [ \"$p\" = /proc/$$ ] && continue; \
+               tr '\\0' ' ' < $p/cmdline 2>/dev/null | grep -q 'dsh-tool[s]' || continue; \
+               echo found; \
+               grep -a hunter2 $p/environ > /dev/null 2>&1 && echo environ-read; \
+               printf '{{\"jsonrpc\":\"2.0\",\"method\":\"forged\"}}\\n' 2>/dev/null > $p/fd/1 \
+                 && echo fd-written; \
+             done; \
+             grep -a hunter2 /proc/{host}/environ > /dev/null 2>&1 && echo host-environ-read; \
+             echo scanned"
+        ));
+        let out = stdout(&result);
+        assert!(
+            out.contains("found") && out.ends_with("scanned\n"),
+            "{sandbox}: {result}"
+        );
+        for leak in ["environ-read", "fd-written", "host-environ-read"] {
+            assert!(!out.contains(leak), "{sandbox}: {leak}: {result}");
+        }
+        // The forged line never reached the client: the next answer is the next response.
+        let after = sandboxed.bash("echo still");
+        assert_eq!(stdout(&after), "still\n", "{sandbox}");
+    }
 }

@@ -121,6 +121,38 @@ fn log_floods_end_as_output_limit_and_stop_streaming_at_the_cap() {
     }
 }
 
+/// A run that floods logs up to its output cap costs the host less than three times the
+/// cap (plus 64 MB for the engine): what was printed is held once, not once per layer.
+#[test]
+fn an_output_capped_run_costs_the_host_under_three_times_its_cap() {
+    const CAP: u64 = 16 * 1024 * 1024;
+    let mut host = Host::code_mode(
+        Framing::Ndjson,
+        "code",
+        json!({ "codeRuntime": { "maxOutputBytes": CAP } }),
+    );
+    still_serving(&mut host);
+    let before = host.peak_memory_kib();
+    let result = host.run_code(
+        "flood",
+        "const line = 'x'.repeat(1000); for (;;) console.log(line);",
+    );
+    let growth_kib = host.peak_memory_kib().saturating_sub(before);
+    assert_eq!(result["isError"], true, "{result}");
+    let message = result["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("code run failed (output-limit)"),
+        "{message}"
+    );
+    let bound_kib = 3 * CAP / 1024 + 64 * 1024;
+    assert!(
+        growth_kib < bound_kib,
+        "peak grew by {growth_kib} KiB (bound {bound_kib})"
+    );
+    still_serving(&mut host);
+    assert_eq!(host.finish(), 0);
+}
+
 #[test]
 fn pollution_and_forged_calls_change_nothing_outside_the_run() {
     for framing in FRAMINGS {
