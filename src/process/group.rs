@@ -127,16 +127,18 @@ mod tests {
                 .is_ok_and(|stat| stat.split(") ").nth(1).is_some_and(|s| s.starts_with('Z')))
     }
 
-    /// The shell prints the pid of a background `sleep`, then waits on it.
+    /// The shell prints the pid of a background `sleep`, then waits on it (`wait`) or ends
+    /// as soon as its stdin closes (the test first finds the `sleep`).
     fn shell_with_a_background_child(wait: bool) -> Command {
         let script = if wait {
             "sleep 30 & echo $!; wait"
         } else {
-            "sleep 30 & echo $!"
+            "sleep 30 & echo $!; read _; exit 0"
         };
         let mut command = Command::new("sh");
         command
             .args(["-c", script])
+            .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped());
         command
     }
@@ -170,6 +172,7 @@ mod tests {
         )
         .unwrap();
         let straggler = background_pid(&mut group).await;
+        drop(group.child().stdin.take());
         assert!(group.wait().await.unwrap().success());
         assert_eq!(group.pid(), None, "the group is forgotten once killed");
         // SIGKILL is delivered before killpg returns; the init process reaps the orphan.
