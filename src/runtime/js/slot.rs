@@ -141,6 +141,9 @@ fn supervise(index: usize, shared: &SlotShared, started: Started) {
                 }
                 Ok(SlotEvent::Stuck) | Err(_) => {
                     let parked = parking::park(thread.as_pthread_t(), left.flag());
+                    if parked {
+                        left.set_parked();
+                    }
                     tracing::warn!(
                         parked,
                         "an isolate did not stop within {:?} of its run's end; replacing it",

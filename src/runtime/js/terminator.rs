@@ -7,7 +7,8 @@
 //! over slow built-ins, runs on after the first request. So a stopped run gets a terminator
 //! thread that re-requests termination until the isolate thread reports it has left
 //! JavaScript; if that takes longer than [`ABANDON_AFTER`], the slot is told to give the
-//! thread up and build a fresh isolate, while the terminator keeps trying.
+//! thread up and build a fresh isolate, while the terminator keeps trying until the slot has
+//! parked the thread (a parked thread never reaches a check: trying on would only spin).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,9 +23,10 @@ const INTERVAL: Duration = Duration::from_millis(1);
 /// After this long the isolate is considered wedged outside JavaScript; requests stop.
 const GIVE_UP: Duration = Duration::from_secs(600);
 
-/// Set by the isolate thread when the run's JavaScript is over.
+/// Set by the isolate thread when the run's JavaScript is over; and whether its slot has
+/// parked the thread for good (then termination requests would never be seen).
 #[derive(Clone, Default)]
-pub(crate) struct LeftEngine(Arc<AtomicBool>);
+pub(crate) struct LeftEngine(Arc<AtomicBool>, Arc<AtomicBool>);
 
 impl LeftEngine {
     pub(crate) fn set(&self) {
@@ -33,6 +35,15 @@ impl LeftEngine {
 
     fn is_set(&self) -> bool {
         self.0.load(Ordering::Acquire)
+    }
+
+    /// Marks the thread parked: its terminator stops.
+    pub(crate) fn set_parked(&self) {
+        self.1.store(true, Ordering::Release);
+    }
+
+    fn is_parked(&self) -> bool {
+        self.1.load(Ordering::Acquire)
     }
 
     /// The flag itself, for the parking signal handler.
@@ -58,7 +69,7 @@ pub(crate) fn keep_terminating(
         .spawn(move || {
             let started = Instant::now();
             let mut abandon = Some(abandon);
-            while !left.is_set() && started.elapsed() < GIVE_UP {
+            while !left.is_set() && !left.is_parked() && started.elapsed() < GIVE_UP {
                 isolate.terminate_execution();
                 if started.elapsed() >= ABANDON_AFTER
                     && let Some(abandon) = abandon.take()

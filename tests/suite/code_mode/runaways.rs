@@ -53,6 +53,7 @@ fn twenty_runaways_leave_no_busy_thread_a_full_pool_and_a_prompt_exit() {
         );
     }
     assert_quiet(host.pid());
+    assert_no_terminator_left(host.pid());
     assert_pool_serves_two_at_once(&mut host);
     let eof = Instant::now();
     assert_eq!(host.finish(), 0);
@@ -100,6 +101,26 @@ fn assert_pool_serves_two_at_once(host: &mut Host) {
             );
             answered += 1;
         }
+    }
+}
+
+/// Within a bounded wait, no `dsh-terminator` thread is left: each ends when its isolate left
+/// JavaScript or was parked for good (a parked thread never sees another request).
+fn assert_no_terminator_left(pid: u32) {
+    let terminators = || {
+        thread_ticks(pid)
+            .into_iter()
+            .filter(|(thread, _)| thread.ends_with(":dsh-terminator"))
+            .count()
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while terminators() > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "{} terminator threads left",
+            terminators()
+        );
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
