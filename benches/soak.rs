@@ -44,7 +44,7 @@ fn main() -> anyhow::Result<()> {
     let (mut rounds, mut short_lived) = (0u64, 0u64);
     while started.elapsed() < Duration::from_secs(seconds) {
         host.round(rounds)?;
-        if rounds % 10 == 0 {
+        if rounds.is_multiple_of(10) {
             leave(workspace.path(), rounds / 10)?;
             short_lived += 1;
         }
@@ -273,8 +273,8 @@ impl Host {
             json!({ "code": program, "description": "soak" }),
         )?;
         ensure!(run["value"]["result"] == json!(23), "run: {run}");
-        if round % 5 == 0 {
-            let hostile = if round % 10 == 0 {
+        if round.is_multiple_of(5) {
+            let hostile = if round.is_multiple_of(10) {
                 "const f = () => Promise.resolve().then(f); f(); await new Promise(() => {});"
             } else {
                 "for (;;) JSON.stringify(Array(1000).fill({ a: [1, 2, 3] }));"
@@ -285,7 +285,7 @@ impl Host {
             )?;
             ensure!(stopped["isError"] == true, "hostile: {stopped}");
         }
-        if round % 3 == 0 {
+        if round.is_multiple_of(3) {
             self.cancelled_bash()?;
         }
         Ok(())
