@@ -177,7 +177,7 @@ fn live_once(
     left: &LeftEngine,
 ) -> Lifetime {
     let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
+        .enable_time()
         .build()
     {
         Ok(runtime) => runtime,

@@ -230,21 +230,46 @@ fn a_fork_bomb_is_contained_by_the_process_group_kill() {
         "code",
         python(json!({ "codeRuntime": { "maxWallMs": 1500 } })),
     );
-    // 2^5 = 32 processes, each stuck; nothing but the group kill can end them.
-    let program = "import os, time\nprint(os.getpgid(0))\n\
+    // 2^5 = 32 processes, each stuck; nothing but the group kill can end them. They are
+    // found by their working directory, the run's scratch dir (their pids and group inside
+    // the tether's namespace mean nothing out here).
+    let program = "import os, time\nprint(os.getcwd())\n\
         for _ in range(5):\n    os.fork()\n\
         time.sleep(600)";
     let result = host.run_code("forks", program);
     let message = result["error"]["message"].as_str().unwrap();
-    let (head, group) = message.split_once("\nCaptured output:\n").unwrap();
+    let (head, scratch) = message.split_once("\nCaptured output:\n").unwrap();
     assert_eq!(
         head,
         "code run failed (timeout): wall-clock budget of 1500 ms exhausted"
     );
-    let group: u32 = group.parse().unwrap();
-    assert_eq!(survivors_in(&[group]), vec![], "group {group} survived");
+    assert!(scratch.contains("dsh-tools-py-"), "{scratch}");
+    assert_eq!(
+        survivors_working_in(scratch),
+        Vec::<u32>::new(),
+        "forks in {scratch} survived"
+    );
     still_serving(&mut host);
     assert_eq!(host.finish(), 0);
+}
+
+/// Live processes whose working directory is `dir`, once none is left or the guard passed.
+fn survivors_working_in(dir: &str) -> Vec<u32> {
+    let deadline = Instant::now() + GONE_GUARD;
+    loop {
+        let alive: Vec<u32> = live_processes()
+            .into_iter()
+            .map(|(pid, _, _)| pid)
+            .filter(|pid| {
+                std::fs::read_link(format!("/proc/{pid}/cwd"))
+                    .is_ok_and(|cwd| cwd.to_string_lossy().starts_with(dir))
+            })
+            .collect();
+        if alive.is_empty() || Instant::now() >= deadline {
+            return alive;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]
