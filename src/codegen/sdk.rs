@@ -208,7 +208,10 @@ declare const tools: { readonly [K in ToolName]: (args: ToolArgsMap[K]) => Promi
             assert_eq!(first_sentence(description), expected, "{description:?}");
         };
         check("Read a file. Then more.", "Read a file.");
-        check("  Search v1.2 of the index! More", "Search v1.2 of the index!");
+        check(
+            "  Search v1.2 of the index! More",
+            "Search v1.2 of the index!",
+        );
         check("First line\nSecond line.", "First line");
         check("Is it? Yes.", "Is it?");
         check("", "");
@@ -231,10 +234,7 @@ declare const tools: { readonly [K in ToolName]: (args: ToolArgsMap[K]) => Promi
             typescript_sdk_deferring(&declared, &[]),
             typescript_sdk(&declared)
         );
-        let deferred = [
-            tool("zeta", "Last one. Really."),
-            tool("alpha\nbeta", ""),
-        ];
+        let deferred = [tool("zeta", "Last one. Really."), tool("alpha\nbeta", "")];
         let text = typescript_sdk_deferring(&declared, &deferred);
         assert_eq!(
             text,

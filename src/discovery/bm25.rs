@@ -29,11 +29,10 @@ static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::
 const STOP_WORDS: &[&str] = &[
     "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been",
     "being", "but", "by", "can", "could", "did", "do", "does", "doing", "each", "for", "from",
-    "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "just", "me",
-    "my", "of", "on", "or", "our", "should", "so", "some", "such", "than", "that", "the",
-    "their", "them", "then", "there", "these", "this", "those", "to", "too", "via", "was",
-    "we", "were", "what", "when", "where", "which", "while", "who", "will", "with", "would",
-    "you", "your",
+    "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "my",
+    "of", "on", "or", "our", "should", "so", "some", "such", "than", "that", "the", "their",
+    "them", "then", "there", "these", "this", "those", "to", "too", "via", "was", "we", "were",
+    "what", "when", "where", "which", "while", "who", "will", "with", "would", "you", "your",
 ];
 
 /// The normalized words of `text`, in order, appended to `out`.
@@ -244,7 +243,10 @@ mod tests {
     fn ranks_by_weighted_fields_and_breaks_ties_by_document_order() {
         let index = Index::new([
             vec![("send_message", 3.0), ("Send a chat message.", 1.0)],
-            vec![("read_file", 3.0), ("Read a file; the message is ignored.", 1.0)],
+            vec![
+                ("read_file", 3.0),
+                ("Read a file; the message is ignored.", 1.0),
+            ],
             vec![("list_files", 3.0), ("List the files of a directory.", 1.0)],
             vec![("delete_file", 3.0), ("Delete a file.", 1.0)],
         ]);

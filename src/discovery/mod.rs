@@ -66,7 +66,12 @@ struct ScopeIndex {
 
 impl Discovery {
     /// The index of `scope`'s deferred tools as `view` shows them (rebuilt after a change).
-    fn index(&self, registry: &Registry, scope: Option<&AgentId>, view: &ScopeView) -> Arc<ScopeIndex> {
+    fn index(
+        &self,
+        registry: &Registry,
+        scope: Option<&AgentId>,
+        view: &ScopeView,
+    ) -> Arc<ScopeIndex> {
         let key = scope.cloned();
         if let Some(index) = self.indexes.lock().get(&key)
             && index.generation == view.generation()
@@ -93,7 +98,10 @@ impl ScopeIndex {
             let definition = &tool.definition;
             let name = definition.name.to_lowercase();
             if let Some((_, short)) = name.rsplit_once("__") {
-                short_names.entry(short.to_owned()).or_default().push(document);
+                short_names
+                    .entry(short.to_owned())
+                    .or_default()
+                    .push(document);
             }
             names.entry(name).or_default().push(document);
             let mut fields = vec![
@@ -103,11 +111,12 @@ impl ScopeIndex {
             parameter_fields(definition.input.json_schema(), &mut fields);
             texts.push(fields);
         }
-        let index = Index::new(
-            texts
+        let index = Index::new(texts.iter().map(|fields| {
+            fields
                 .iter()
-                .map(|fields| fields.iter().map(|(text, weight)| (text.as_str(), *weight)).collect()),
-        );
+                .map(|(text, weight)| (text.as_str(), *weight))
+                .collect()
+        }));
         ScopeIndex {
             generation: view.generation(),
             index,

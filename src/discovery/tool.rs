@@ -2,8 +2,8 @@
 //! result value (with declarations inside a program) and its rendering for the model.
 
 use super::Discovery;
-use crate::codegen;
 use crate::code_mode::sdk_tool;
+use crate::codegen;
 use crate::json;
 use crate::registry::{RegisteredTool, SEARCH_TOOLS};
 use crate::tool::{
@@ -80,7 +80,10 @@ pub(super) fn definition(discovery: Arc<Discovery>) -> Result<ToolDefinition, De
 
 /// `invalid arguments: <why>` (`INVALID_ARGS`), as schema violations read.
 fn invalid(why: impl std::fmt::Display) -> ToolError {
-    ToolError::harness(HarnessCode::InvalidArgs, format!("invalid arguments: {why}"))
+    ToolError::harness(
+        HarnessCode::InvalidArgs,
+        format!("invalid arguments: {why}"),
+    )
 }
 
 fn search(discovery: &Discovery, ctx: &ToolRunContext) -> Result<BodyOutput, ToolError> {
@@ -102,7 +105,11 @@ fn search(discovery: &Discovery, ctx: &ToolRunContext) -> Result<BodyOutput, Too
         Some(limit) => limit
             .as_u64()
             .filter(|n| (1..=MAX_LIMIT).contains(n))
-            .ok_or_else(|| invalid(format!("\"limit\" must be an integer from 1 to {MAX_LIMIT}")))?,
+            .ok_or_else(|| {
+                invalid(format!(
+                    "\"limit\" must be an integer from 1 to {MAX_LIMIT}"
+                ))
+            })?,
     };
     let scope = ctx.execution.agent.as_ref();
     let view = registry.view(scope);
@@ -189,15 +196,9 @@ fn entry(tool: &RegisteredTool, language: Option<CodeLanguage>) -> Value {
         "description".into(),
         Value::from(definition.description.clone()),
     );
-    entry.insert(
-        "inputSchema".into(),
-        definition.input.json_schema().clone(),
-    );
+    entry.insert("inputSchema".into(), definition.input.json_schema().clone());
     if let Some(language) = language {
-        entry.insert(
-            "outputSchema".into(),
-            definition.output.json_schema.clone(),
-        );
+        entry.insert("outputSchema".into(), definition.output.json_schema.clone());
         let declaration = match language {
             CodeLanguage::Typescript => codegen::typescript_declaration(&sdk_tool(tool)),
             CodeLanguage::Python => codegen::python_declaration(&sdk_tool(tool)),

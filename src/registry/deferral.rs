@@ -36,8 +36,7 @@ impl Deferral {
     /// Whether `definition` keeps its description out of the prompt.
     pub fn defers(&self, definition: &ToolDefinition) -> bool {
         let name: &str = &definition.name;
-        !self.always_loaded.is_match(name)
-            && (definition.deferred || self.deferred.is_match(name))
+        !self.always_loaded.is_match(name) && (definition.deferred || self.deferred.is_match(name))
     }
 }
 
@@ -304,7 +303,11 @@ mod tests {
         let globs = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let deferral = Deferral::new(&globs(&["mcp__*", "x?"]), &globs(&["mcp__keep__*"])).unwrap();
         let check = |name: &str, spec: bool, expected: bool| {
-            assert_eq!(deferral.defers(&tool(name, spec)), expected, "{name} {spec}");
+            assert_eq!(
+                deferral.defers(&tool(name, spec)),
+                expected,
+                "{name} {spec}"
+            );
         };
         check("read", false, false);
         check("read", true, true);
