@@ -67,9 +67,11 @@ pub struct ToolsConfig {
     pub tool_order: Vec<String>,
     /// Globs (`*`, `?`, `[...]`) of tool names whose descriptions stay out of the prompt
     /// until `search_tools` loads them (e.g. `["mcp__*"]`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub deferred: Vec<String>,
     /// Globs of tool names never deferred, whatever their spec, `deferred` or their MCP
     /// server's `deferTools` say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub always_loaded: Vec<String>,
 }
 
@@ -277,7 +279,7 @@ pub struct McpServerConfig {
     pub sandbox: Option<SandboxConfig>,
     /// Defer every tool of this server (descriptions out of the prompt until `search_tools`
     /// loads them); `tools.alwaysLoaded` exempts names.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub defer_tools: bool,
 }
 
