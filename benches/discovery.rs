@@ -88,7 +88,7 @@ fn over_stdio(tools: &[CatalogTool], queries: &[String]) {
         writeln!(stdin, "{request}").unwrap();
         next
     };
-    let mut wait = |stdout: &mut BufReader<_>, id: u64| loop {
+    let wait = |stdout: &mut BufReader<_>, id: u64| loop {
         let mut line = String::new();
         assert!(stdout.read_line(&mut line).unwrap() > 0, "the host exited");
         let message: Value = serde_json::from_str(&line).unwrap();
