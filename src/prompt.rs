@@ -136,12 +136,7 @@ fn deferred_section(presented: &Presented) -> String {
     let mut text = String::from(DEFERRED_HEADING);
     for tool in &presented.deferred {
         text.push_str("\n- ");
-        text.extend(
-            tool.definition
-                .name
-                .chars()
-                .map(|c| if c.is_control() { ' ' } else { c }),
-        );
+        text.push_str(&codegen::one_line(&tool.definition.name));
     }
     text
 }

@@ -35,6 +35,7 @@ pub use run_code::{
     run_code_input_schema_in,
 };
 pub use sdk::{
-    SdkTool, first_sentence, typescript_declaration, typescript_sdk, typescript_sdk_deferring,
+    SdkTool, first_sentence, one_line, typescript_declaration, typescript_sdk,
+    typescript_sdk_deferring,
 };
 pub use typescript::json_schema_to_ts;

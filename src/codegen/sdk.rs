@@ -159,7 +159,7 @@ pub fn first_sentence(description: &str) -> String {
 }
 
 /// A name as one line of text: line breaks and other control characters become spaces.
-fn one_line(name: &str) -> String {
+pub fn one_line(name: &str) -> String {
     name.chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect()
