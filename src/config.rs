@@ -126,8 +126,32 @@ fn validate_sandboxes(config: &HostConfig) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// `tools.deferred` / `tools.alwaysLoaded` entries must be globs the registry can compile
+/// (the same `globset` settings as `registry::Deferral`).
+fn validate_name_globs(config: &HostConfig) -> Result<(), ConfigError> {
+    let lists = [
+        ("deferred", &config.tools.deferred),
+        ("alwaysLoaded", &config.tools.always_loaded),
+    ];
+    for (field, patterns) in lists {
+        for (index, pattern) in patterns.iter().enumerate() {
+            let compiled = globset::GlobBuilder::new(pattern)
+                .backslash_escape(true)
+                .build();
+            if let Err(e) = compiled {
+                let why = e.kind();
+                return Err(ConfigError(format!(
+                    "config.tools.{field}[{index}]: invalid glob {pattern:?}: {why}"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn validate(config: &HostConfig) -> Result<(), ConfigError> {
     validate_sandboxes(config)?;
+    validate_name_globs(config)?;
     let runtime = &config.code_runtime;
     let spill = &config.spill;
     let checks: [(bool, &str, &str); 16] = [
@@ -317,6 +341,18 @@ mod tests {
             (
                 json!({ "builtins": { "bash": { "cwd": ".", "sandbox": { "writableRoots": [" "] } } } }),
                 "config.builtins.bash.sandbox.writableRoots: entries must be non-empty paths",
+            ),
+            (
+                json!({ "tools": { "deferred": ["mcp__*", "[a"] } }),
+                "config.tools.deferred[1]: invalid glob \"[a\": unclosed character class",
+            ),
+            (
+                json!({ "tools": { "alwaysLoaded": "mcp__*" } }),
+                "config.tools.alwaysLoaded: invalid type: string \"mcp__*\", expected a sequence",
+            ),
+            (
+                json!({ "mcpServers": { "x": { "command": "x", "deferTools": 1 } } }),
+                "config.mcpServers.x.deferTools: invalid type: number, expected a boolean",
             ),
             (
                 json!({ "mcpServers": { "x": { "command": "x", "sandbox": { "readOnlyRoots": [""] } } } }),

@@ -10,6 +10,7 @@ pub mod cards;
 pub mod code_mode;
 pub mod codegen;
 pub mod config;
+pub mod discovery;
 pub mod frontends;
 pub mod json;
 pub mod mcp;

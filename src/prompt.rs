@@ -4,7 +4,7 @@
 use crate::code_mode::{CodeMode, language_name, language_of};
 use crate::codegen;
 use crate::pipeline::ToolRuntime;
-use crate::registry::RUN_CODE;
+use crate::registry::{Presented, RUN_CODE, RegisteredTool, SEARCH_TOOLS};
 use crate::tool::AgentId;
 use dsh_tools_protocol::{
     CodeRuntimeConfig, PresentationMode, PromptAssembly, PromptSection, PromptTool,
@@ -52,21 +52,21 @@ pub fn assemble(
         PresentationMode::Code => "code",
         PresentationMode::Both => "both",
     };
+    let presented = runtime.registry().presented(agent);
+    // The always-loaded part (which `toolOrder` arranges); loaded deferred tools follow it.
     let mut tools: Vec<PromptTool> = Vec::new();
     if mode != PresentationMode::Code {
-        tools.extend(
-            runtime
-                .registry()
-                .visible(agent)
-                .iter()
-                .map(|t| PromptTool {
-                    name: t.definition.name.to_string(),
-                    description: t.definition.description.clone(),
-                    input_schema: t.definition.input.json_schema().clone(),
-                }),
-        );
+        tools.extend(presented.always.iter().map(|t| prompt_tool(t)));
+        tools.extend(presented.search.iter().map(|t| prompt_tool(t)));
     }
     let mut sections = Vec::new();
+    if mode == PresentationMode::Native && !presented.deferred.is_empty() {
+        sections.push(PromptSection {
+            name: "tools:deferred".into(),
+            order: 140,
+            text: deferred_section(&presented),
+        });
+    }
     if mode != PresentationMode::Native {
         if !code.loads(language) {
             return Err(PromptError::NoRuntime(language_name(language)));
@@ -97,14 +97,46 @@ pub fn assemble(
     for name in tool_order {
         match tools.iter().position(|t| &t.name == name) {
             Some(index) => ordered.push(tools.remove(index)),
-            // A reserved or restricted-away name may be listed; it just contributes nothing.
-            None if mode != PresentationMode::Code && known.contains(name.as_str()) => {}
+            // A reserved, restricted-away or deferred name may be listed; it just contributes
+            // nothing (a loaded deferred tool keeps its place after the always-loaded ones).
+            None if mode != PresentationMode::Code
+                && (known.contains(name.as_str()) || name == SEARCH_TOOLS) => {}
             None => return Err(PromptError::OrderNotContributed(name.clone(), mode_name)),
         }
     }
     ordered.extend(tools);
+    if mode != PresentationMode::Code {
+        ordered.extend(presented.loaded.iter().map(|t| prompt_tool(t)));
+    }
     Ok(PromptAssembly {
         sections,
         tools: ordered,
     })
+}
+
+/// One tool as a function definition.
+fn prompt_tool(tool: &RegisteredTool) -> PromptTool {
+    PromptTool {
+        name: tool.definition.name.to_string(),
+        description: tool.definition.description.clone(),
+        input_schema: tool.definition.input.json_schema().clone(),
+    }
+}
+
+/// The heading that names the deferred tools of a native prompt (order 140).
+pub const DEFERRED_HEADING: &str = "## Deferred tools\n\n\
+These tools are available, but their definitions are not in your tool list. To use one, call \
+`search_tools` with a few keywords for what you want to do (or `select:<name>[,<name>]` for \
+names below): it returns the best matches' definitions and loads them, so you can call them \
+directly from then on.\n";
+
+/// The `tools:deferred` section: the heading, then every deferred tool's name (loaded ones
+/// too, so loading leaves the system prompt unchanged), one per line in byte order.
+fn deferred_section(presented: &Presented) -> String {
+    let mut text = String::from(DEFERRED_HEADING);
+    for tool in &presented.deferred {
+        text.push_str("\n- ");
+        text.push_str(&codegen::one_line(&tool.definition.name));
+    }
+    text
 }

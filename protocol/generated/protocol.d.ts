@@ -139,7 +139,17 @@ maxParallelSubCalls: number,
 /**
  * Order of native tools in prompt assembly (names not listed follow, lexicographic).
  */
-toolOrder: Array<string>, };
+toolOrder: Array<string>, 
+/**
+ * Globs (`*`, `?`, `[...]`) of tool names whose descriptions stay out of the prompt
+ * until `search_tools` loads them (e.g. `["mcp__*"]`).
+ */
+deferred: Array<string>, 
+/**
+ * Globs of tool names never deferred, whatever their spec, `deferred` or their MCP
+ * server's `deferTools` say.
+ */
+alwaysLoaded: Array<string>, };
 
 export type PresentationMode = "native" | "code" | "both";
 
@@ -277,7 +287,12 @@ tools?: NameFilter,
  * Its sandbox, over the top-level `sandbox`; without it the server is not sandboxed
  * (so existing setups keep working).
  */
-sandbox?: SandboxConfig, };
+sandbox?: SandboxConfig, 
+/**
+ * Defer every tool of this server (descriptions out of the prompt until `search_tools`
+ * loads them); `tools.alwaysLoaded` exempts names.
+ */
+deferTools?: boolean, };
 
 export type NameFilter = { 
 /**
@@ -540,7 +555,12 @@ idempotent: boolean,
 /**
  * `"default"` or `"client"` (the host asks `client/render`).
  */
-render: RenderSpec, };
+render: RenderSpec, 
+/**
+ * Keep the description and schema out of the prompt until `search_tools` loads the tool
+ * (it stays visible and callable meanwhile); `tools.alwaysLoaded` overrides it.
+ */
+deferred: boolean, };
 
 export type OutputSpec = { 
 /**
@@ -667,6 +687,16 @@ export type CloseAgentParams = {
  * The agent to close, with everything it registered.
  */
 agent: string, };
+
+export type UnloadParams = { 
+/**
+ * The scope whose load state changes (global when absent).
+ */
+agent?: string, 
+/**
+ * Names to unload; names that are not loaded are ignored.
+ */
+names: Array<string>, };
 
 export type ListChangedNotification = { 
 /**

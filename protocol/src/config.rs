@@ -65,6 +65,14 @@ pub struct ToolsConfig {
     pub max_parallel_sub_calls: u32,
     /// Order of native tools in prompt assembly (names not listed follow, lexicographic).
     pub tool_order: Vec<String>,
+    /// Globs (`*`, `?`, `[...]`) of tool names whose descriptions stay out of the prompt
+    /// until `search_tools` loads them (e.g. `["mcp__*"]`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deferred: Vec<String>,
+    /// Globs of tool names never deferred, whatever their spec, `deferred` or their MCP
+    /// server's `deferTools` say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub always_loaded: Vec<String>,
 }
 
 impl Default for ToolsConfig {
@@ -73,6 +81,8 @@ impl Default for ToolsConfig {
             mode: PresentationMode::Native,
             max_parallel_sub_calls: 10,
             tool_order: Vec::new(),
+            deferred: Vec::new(),
+            always_loaded: Vec::new(),
         }
     }
 }
@@ -267,6 +277,10 @@ pub struct McpServerConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub sandbox: Option<SandboxConfig>,
+    /// Defer every tool of this server (descriptions out of the prompt until `search_tools`
+    /// loads them); `tools.alwaysLoaded` exempts names.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub defer_tools: bool,
 }
 
 fn enabled_by_default() -> bool {

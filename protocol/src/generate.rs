@@ -62,6 +62,7 @@ macro_rules! wire_types {
             PresentAsParams,
             OpenAgentParams,
             CloseAgentParams,
+            UnloadParams,
             ListChangedNotification,
             ExecuteParams,
             BatchCall,

@@ -40,6 +40,10 @@ pub struct ToolSpec {
     /// `"default"` or `"client"` (the host asks `client/render`).
     #[serde(default)]
     pub render: RenderSpec,
+    /// Keep the description and schema out of the prompt until `search_tools` loads the tool
+    /// (it stays visible and callable meanwhile); `tools.alwaysLoaded` overrides it.
+    #[serde(default)]
+    pub deferred: bool,
 }
 
 /// The output declaration: exactly one of `schema` (DSL) or `jsonSchema` (raw subset).
@@ -199,6 +203,17 @@ pub struct OpenAgentParams {
 pub struct CloseAgentParams {
     /// The agent to close, with everything it registered.
     pub agent: AgentId,
+}
+
+/// `tools/unload` params: deferred tools to take out of a scope's prompt again.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+pub struct UnloadParams {
+    /// The scope whose load state changes (global when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub agent: Option<AgentId>,
+    /// Names to unload; names that are not loaded are ignored.
+    pub names: Vec<String>,
 }
 
 /// `tools/listChanged` notification.

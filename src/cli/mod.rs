@@ -36,6 +36,7 @@ pub async fn local_runtime(config: &HostConfig, mode: PresentationMode) -> anyho
     config.tools.mode = mode;
     let runtime = ToolRuntime::new(&config);
     let code = CodeMode::install(&runtime, config.code_runtime.clone())?;
+    dsh_tools::discovery::install(&runtime, &code)?;
     code.set_sandbox(config.sandbox.clone());
     code.set_max_depth(config.transport.max_nesting_depth);
     let policy = PolicySet::install(&runtime, &config)?;

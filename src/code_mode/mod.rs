@@ -15,7 +15,7 @@ pub use tool::{EMPTY_RUN, render_run};
 use crate::codegen::{self, SdkTool};
 use crate::pipeline::ToolRuntime;
 use crate::process::sandbox::{families, kernel_support};
-use crate::registry::RegistryError;
+use crate::registry::{RegisteredTool, RegistryError};
 use crate::runtime::{IsolatePool, PoolConfig, PythonConfig, PythonPool, RunLimits};
 use crate::tool::{AgentId, ToolError};
 use dsh_tools_protocol::{CodeLanguage, CodeRuntimeConfig, SandboxConfig};
@@ -96,31 +96,32 @@ impl CodeMode {
     }
 
     /// The TypeScript SDK over what `agent` sees (lexicographic, byte-identical for an
-    /// unchanged tool set).
+    /// unchanged tool set and load state).
     pub fn sdk(runtime: &ToolRuntime, agent: Option<&AgentId>) -> String {
         Self::sdk_in(runtime, agent, CodeLanguage::Typescript)
     }
 
-    /// The SDK over what `agent` sees, in `language` (same ordering and determinism).
+    /// The SDK over what `agent` sees, in `language` (same ordering and determinism): every
+    /// tool it presents natively is declared in full (`search_tools` and the loaded deferred
+    /// tools included), the deferred tools not loaded yet are listed one line each.
     pub fn sdk_in(
         runtime: &ToolRuntime,
         agent: Option<&AgentId>,
         language: CodeLanguage,
     ) -> String {
-        let visible = runtime.registry().visible(agent);
-        let tools: Vec<SdkTool> = visible
-            .iter()
-            .map(|t| SdkTool {
-                name: &t.definition.name,
-                description: &t.definition.description,
-                input_schema: t.definition.input.json_schema(),
-                output_schema: &t.definition.output.json_schema,
-            })
-            .collect();
+        let presented = runtime.registry().presented(agent);
+        let declared: Vec<SdkTool> = presented.listed().map(|t| sdk_tool(t)).collect();
+        let deferred: Vec<SdkTool> = presented.unloaded().map(|t| sdk_tool(t)).collect();
         match language {
-            CodeLanguage::Typescript => codegen::typescript_sdk(&tools),
-            CodeLanguage::Python => codegen::python_sdk(&tools),
+            CodeLanguage::Typescript => codegen::typescript_sdk_deferring(&declared, &deferred),
+            CodeLanguage::Python => codegen::python_sdk_deferring(&declared, &deferred),
         }
+    }
+
+    /// The Code Mode language of programs run without a `presentAs` language
+    /// (`codeRuntime.language`).
+    pub fn default_language(&self) -> CodeLanguage {
+        self.config.read().language
     }
 
     /// Fresh isolates waiting for a run (0 before the pool started).
@@ -212,6 +213,16 @@ impl CodeMode {
         });
         pool.as_ref()
             .map_err(|e| ToolError::new(format!("the Code Mode runtime could not start: {e}")))
+    }
+}
+
+/// One tool as the SDK renders it.
+pub fn sdk_tool(tool: &RegisteredTool) -> SdkTool<'_> {
+    SdkTool {
+        name: &tool.definition.name,
+        description: &tool.definition.description,
+        input_schema: tool.definition.input.json_schema(),
+        output_schema: &tool.definition.output.json_schema,
     }
 }
 

@@ -7,7 +7,7 @@ use super::bridge::Bridge;
 use crate::codegen;
 use crate::json;
 use crate::pipeline::ToolRuntime;
-use crate::registry::RUN_CODE;
+use crate::registry::{RUN_CODE, SEARCH_TOOLS};
 use crate::runtime::{RunFailure, RunRequest};
 use crate::tool::{
     BodyOutput, ContentBlock, DefinitionError, HarnessCode, Render, Renderer, ToolDefinition,
@@ -84,13 +84,19 @@ async fn run(
     let settled = CancellationToken::new();
     // Should this future be dropped mid-run, its sub-calls are still aborted.
     let _abort_sub_calls_if_dropped = settled.clone().drop_guard();
-    // The program binds what its scope sees as the run starts (`run_code` is not a binding).
-    let tools = runtime
+    // The program binds what its scope sees as the run starts (`run_code` is not a binding;
+    // `search_tools` is, while the scope sees a deferred tool).
+    let agent = ctx.execution.agent.as_ref();
+    let mut tools: Vec<String> = runtime
         .registry()
-        .visible(ctx.execution.agent.as_ref())
+        .view(agent)
+        .tools()
         .iter()
         .map(|tool| tool.definition.name.to_string())
         .collect();
+    if runtime.registry().resolve(SEARCH_TOOLS, agent).is_some() {
+        tools.push(SEARCH_TOOLS.to_owned());
+    }
     let bridge = Bridge::new(runtime, ctx.execution.clone(), settled, code.events());
     let request = RunRequest {
         code: source,

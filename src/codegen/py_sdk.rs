@@ -5,7 +5,7 @@
 use super::python::{
     Classes, comment_lines, is_plain_name, pascal_case, write_annotation, write_classes,
 };
-use super::sdk::SdkTool;
+use super::sdk::{DEFERRED_PY, SdkTool, write_deferred};
 use super::ts_text::json_string;
 
 /// The seed's usage instructions, with the operations in Python syntax.
@@ -49,11 +49,35 @@ const RESERVED: &[&str] = &[
 pub fn python_sdk(tools: &[SdkTool]) -> String {
     let mut ordered: Vec<&SdkTool> = tools.iter().collect();
     ordered.sort_by(|left, right| left.name.cmp(right.name));
-    let mut classes = Classes::named(RESERVED);
     let mut out = String::from(INSTRUCTIONS);
     out.push_str(PRELUDE);
+    write_declarations(&ordered, &mut out);
+    out.push_str("\n\ntools: Tools\n```");
+    out
+}
+
+/// [`python_sdk`] over `tools`, followed by the one-line listing of `deferred`; exactly
+/// `python_sdk(tools)` when nothing is deferred.
+pub fn python_sdk_deferring(tools: &[SdkTool], deferred: &[SdkTool]) -> String {
+    let mut out = python_sdk(tools);
+    write_deferred(DEFERRED_PY, deferred, &mut out);
+    out
+}
+
+/// One tool's `TypedDict`s and its `Tools` binding, as the SDK declares them: what
+/// `search_tools` returns inside a Python program for each match.
+pub fn python_declaration(tool: &SdkTool) -> String {
+    let mut out = String::new();
+    write_declarations(&[tool], &mut out);
+    out
+}
+
+/// The `<Tool>Args` / `<Tool>Output` types of `ordered` and `class Tools` with their
+/// bindings.
+fn write_declarations(ordered: &[&SdkTool], out: &mut String) {
+    let mut classes = Classes::named(RESERVED);
     let mut bindings: Vec<(&SdkTool, String, String)> = Vec::with_capacity(ordered.len());
-    for tool in &ordered {
+    for tool in ordered {
         let base = match pascal_case(tool.name) {
             stem if stem.starts_with(|c: char| c.is_ascii_alphabetic()) => stem,
             stem => format!("Tool{stem}"),
@@ -65,7 +89,7 @@ pub fn python_sdk(tools: &[SdkTool]) -> String {
             // The root object, if any, takes the claimed name itself.
             classes.release(&name);
             write_annotation(schema, &name, &mut classes, &mut annotation);
-            write_classes(&mut classes, &mut out);
+            write_classes(&mut classes, out);
             if annotation != name {
                 classes.claim(&name);
                 out.push_str(&name);
@@ -108,8 +132,6 @@ pub fn python_sdk(tools: &[SdkTool]) -> String {
     if bindings.is_empty() {
         out.push_str("\n    pass");
     }
-    out.push_str("\n\ntools: Tools\n```");
-    out
 }
 
 #[cfg(test)]

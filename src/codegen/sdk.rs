@@ -48,8 +48,33 @@ pub fn typescript_sdk(tools: &[SdkTool]) -> String {
     ordered.sort_by(|left, right| left.name.cmp(right.name));
     let mut out = String::from(INSTRUCTIONS);
     out.push_str(PRELUDE);
+    write_maps(&ordered, &mut out);
+    out.push_str(EPILOGUE);
+    out
+}
+
+/// [`typescript_sdk`] over `tools`, followed by the one-line listing of `deferred` (tools
+/// bound on `tools` but declared only once `search_tools` loads them); exactly
+/// `typescript_sdk(tools)` when nothing is deferred.
+pub fn typescript_sdk_deferring(tools: &[SdkTool], deferred: &[SdkTool]) -> String {
+    let mut out = typescript_sdk(tools);
+    write_deferred(DEFERRED_TS, deferred, &mut out);
+    out
+}
+
+/// One tool's entries of `ToolArgsMap` and `ToolOutputMap`, as the SDK declares them (the
+/// interfaces merge with the SDK's own): what `search_tools` returns inside a TypeScript
+/// program for each match.
+pub fn typescript_declaration(tool: &SdkTool) -> String {
+    let mut out = String::new();
+    write_maps(&[tool], &mut out);
+    out
+}
+
+/// `interface ToolArgsMap { ... }` and `interface ToolOutputMap { ... }` over `ordered`.
+fn write_maps(ordered: &[&SdkTool], out: &mut String) {
     out.push_str("interface ToolArgsMap {");
-    for tool in &ordered {
+    for tool in ordered {
         if let Some(comment) = doc_comment(tool.description, 1) {
             out.push_str("\n  ");
             out.push_str(&comment);
@@ -57,21 +82,87 @@ pub fn typescript_sdk(tools: &[SdkTool]) -> String {
         out.push_str("\n  ");
         out.push_str(&property_key(tool.name));
         out.push_str(": ");
-        write_type(tool.input_schema, 1, &mut out);
+        write_type(tool.input_schema, 1, out);
         out.push(';');
     }
     out.push_str(if ordered.is_empty() { "}" } else { "\n}" });
     out.push_str("\n\ninterface ToolOutputMap {");
-    for tool in &ordered {
+    for tool in ordered {
         out.push_str("\n  ");
         out.push_str(&property_key(tool.name));
         out.push_str(": ");
-        write_type(tool.output_schema, 1, &mut out);
+        write_type(tool.output_schema, 1, out);
         out.push(';');
     }
     out.push_str(if ordered.is_empty() { "}" } else { "\n}" });
-    out.push_str(EPILOGUE);
-    out
+}
+
+/// The heading of the deferred listing in the TypeScript SDK.
+const DEFERRED_TS: &str = "\n\n### Deferred tools: call `await tools.search_tools({ query })` for their declarations\n\n\
+Each tool below is a binding on `tools` like those declared above, callable without a search, but shown only by its name and the first sentence of its description. \
+`await tools.search_tools({ query: \"what you want to do\" })` returns the best matches (`limit`: 1 to 20, default 5) with their declarations as text (`declaration`) and their schemas; \
+`{ query: \"select:name1,name2\" }` fetches named ones. Found tools are declared in full above from the next turn on.\n";
+
+/// The heading of the deferred listing in the Python SDK.
+pub(super) const DEFERRED_PY: &str = "\n\n### Deferred tools: call `await tools.search_tools({\"query\": ...})` for their declarations\n\n\
+Each tool below is a binding on `tools` like those declared above, callable without a search, but shown only by its name and the first sentence of its description. \
+`await tools.search_tools({\"query\": \"what you want to do\"})` returns the best matches (`limit`: 1 to 20, default 5) with their declarations as text (`declaration`) and their schemas; \
+`{\"query\": \"select:name1,name2\"}` fetches named ones. Found tools are declared in full above from the next turn on.\n";
+
+/// Appends `heading` and one `- name — first sentence` line per deferred tool (byte order of
+/// names), or nothing when none is deferred.
+pub(super) fn write_deferred(heading: &str, deferred: &[SdkTool], out: &mut String) {
+    if deferred.is_empty() {
+        return;
+    }
+    let mut ordered: Vec<&SdkTool> = deferred.iter().collect();
+    ordered.sort_by(|left, right| left.name.cmp(right.name));
+    out.push_str(heading);
+    for tool in ordered {
+        out.push_str("\n- ");
+        out.push_str(&one_line(tool.name));
+        let sentence = first_sentence(tool.description);
+        if !sentence.is_empty() {
+            out.push_str(" — ");
+            out.push_str(&sentence);
+        }
+    }
+}
+
+/// Longest first sentence a deferred listing shows, in characters.
+const MAX_SENTENCE_CHARS: usize = 160;
+
+/// The first sentence of `description`: its first line up to the first `.`, `!` or `?`
+/// followed by a space (or the line's end), at most [`MAX_SENTENCE_CHARS`] characters
+/// (then cut with `…`).
+pub fn first_sentence(description: &str) -> String {
+    let line = description
+        .trim()
+        .split(['\n', '\r'])
+        .next()
+        .unwrap_or_default()
+        .trim();
+    let mut end = line.len();
+    let mut chars = line.char_indices().peekable();
+    while let Some((index, character)) = chars.next() {
+        let stops = matches!(character, '.' | '!' | '?');
+        if stops && chars.peek().is_none_or(|(_, next)| next.is_whitespace()) {
+            end = index + character.len_utf8();
+            break;
+        }
+    }
+    let sentence = &line[..end];
+    match sentence.char_indices().nth(MAX_SENTENCE_CHARS) {
+        Some((cut, _)) => format!("{}…", sentence[..cut].trim_end()),
+        None => sentence.to_owned(),
+    }
+}
+
+/// A name as one line of text: line breaks and other control characters become spaces.
+pub fn one_line(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 #[cfg(test)]
@@ -109,6 +200,53 @@ declare const tools: { readonly [K in ToolName]: (args: ToolArgsMap[K]) => Promi
             "The available tools:",
         ];
         assert_eq!(INSTRUCTIONS, seed_lines.join("\n"));
+    }
+
+    #[test]
+    fn first_sentences_stop_at_the_first_full_stop_of_the_first_line() {
+        let check = |description: &str, expected: &str| {
+            assert_eq!(first_sentence(description), expected, "{description:?}");
+        };
+        check("Read a file. Then more.", "Read a file.");
+        check(
+            "  Search v1.2 of the index! More",
+            "Search v1.2 of the index!",
+        );
+        check("First line\nSecond line.", "First line");
+        check("Is it? Yes.", "Is it?");
+        check("", "");
+        check("No stop at all", "No stop at all");
+        let long = "x".repeat(200);
+        assert_eq!(first_sentence(&long), format!("{}…", "x".repeat(160)));
+    }
+
+    #[test]
+    fn deferred_tools_are_listed_after_the_block_one_line_each() {
+        let schema = json!({"type": "object"});
+        let tool = |name: &'static str, description: &'static str| SdkTool {
+            name,
+            description,
+            input_schema: &schema,
+            output_schema: &schema,
+        };
+        let declared = [tool("read", "Read.")];
+        assert_eq!(
+            typescript_sdk_deferring(&declared, &[]),
+            typescript_sdk(&declared)
+        );
+        let deferred = [tool("zeta", "Last one. Really."), tool("alpha\nbeta", "")];
+        let text = typescript_sdk_deferring(&declared, &deferred);
+        assert_eq!(
+            text,
+            format!(
+                "{}{DEFERRED_TS}\n- alpha beta\n- zeta — Last one.",
+                typescript_sdk(&declared)
+            )
+        );
+        assert_eq!(
+            typescript_declaration(&declared[0]),
+            "interface ToolArgsMap {\n  /** Read. */\n  read: {\n    [key: string]: JsonValue;\n  };\n}\n\ninterface ToolOutputMap {\n  read: {\n    [key: string]: JsonValue;\n  };\n}"
+        );
     }
 
     #[test]

@@ -73,7 +73,8 @@ impl McpFront {
     pub fn tools(&self) -> Vec<Tool> {
         let mut tools = Vec::new();
         if self.mode != PresentationMode::Code {
-            for tool in self.runtime.registry().visible(None) {
+            // Deferred tools are listed once a `search_tools` call loaded them.
+            for tool in self.runtime.registry().presented(None).listed() {
                 tools.push(mcp_tool(
                     &tool.definition,
                     tool.definition.description.clone(),

@@ -114,7 +114,7 @@ impl Catalog {
                 Some(changed) => unregister(registry, &changed),
                 None => {}
             }
-            let ingested = match ingest(link, &name, &raw, config.timeout_ms) {
+            let ingested = match ingest(link, &name, &raw, config) {
                 Ok(ingested) => ingested,
                 Err(e) => {
                     warnings.push(format!("tool \"{name}\" was skipped: {e}"));

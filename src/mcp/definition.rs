@@ -7,6 +7,7 @@ use super::link::Link;
 use super::names::registered_name;
 use crate::schema::check_supported;
 use crate::tool::{Concurrency, ToolDefinition};
+use dsh_tools_protocol::McpServerConfig;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -24,7 +25,7 @@ pub fn ingest(
     link: &Arc<Link>,
     tool: &str,
     raw: &Value,
-    timeout_ms: Option<u64>,
+    config: &McpServerConfig,
 ) -> Result<Ingested, String> {
     let mut warnings = Vec::new();
     let mut warn = |text: String| warnings.push(format!("tool \"{tool}\": {text}"));
@@ -90,8 +91,9 @@ pub fn ingest(
         .input_schema(input)
         .output_json_schema(output)
         .concurrency(concurrency)
-        .idempotent(hint("idempotentHint"));
-    if let Some(ms) = timeout_ms {
+        .idempotent(hint("idempotentHint"))
+        .deferred(config.defer_tools);
+    if let Some(ms) = config.timeout_ms {
         builder = builder.timeout_ms(json!(ms));
     }
     let definition = builder.body(body).map_err(|e| e.to_string())?;
@@ -108,6 +110,14 @@ mod tests {
     use crate::tool::InputSchema;
     use dsh_tools_protocol::McpServerState;
 
+    /// A server entry with `timeoutMs` and `deferTools`.
+    fn server(timeout_ms: Option<u64>, defer_tools: bool) -> McpServerConfig {
+        let mut config: McpServerConfig =
+            serde_json::from_value(json!({ "command": "x", "deferTools": defer_tools })).unwrap();
+        config.timeout_ms = timeout_ms;
+        config
+    }
+
     /// Ingests `raw` as tool "t" of server "s" and returns (input, output, warnings).
     fn check(raw: Value, input: Value, output: Value, warnings: &[&str]) {
         let link = Link::new(
@@ -115,7 +125,7 @@ mod tests {
             McpServerState::Running,
             Arc::new(tokio::sync::watch::Sender::new(0)),
         );
-        let ingested = ingest(&link, "t", &raw, Some(5000)).unwrap();
+        let ingested = ingest(&link, "t", &raw, &server(Some(5000), false)).unwrap();
         let definition = &ingested.definition;
         assert_eq!(&*definition.name, "mcp__s__t");
         assert!(matches!(definition.input, InputSchema::Raw(_)));
@@ -182,14 +192,20 @@ mod tests {
         );
         let raw = json!({ "name": "t", "description": "Reads.", "inputSchema": { "type": "object" },
             "annotations": { "readOnlyHint": true, "idempotentHint": true } });
-        let definition = ingest(&link, "t", &raw, None).unwrap().definition;
+        let definition = ingest(&link, "t", &raw, &server(None, false))
+            .unwrap()
+            .definition;
         assert!(matches!(definition.concurrency, Concurrency::Parallel));
+        assert!(!definition.deferred);
         assert!(definition.idempotent);
         assert_eq!(definition.description, "Reads.");
         assert_eq!(definition.timeout_ms, None);
         let raw =
             json!({ "name": "t", "title": "Title only", "inputSchema": { "type": "object" } });
-        let definition = ingest(&link, "t", &raw, None).unwrap().definition;
+        let definition = ingest(&link, "t", &raw, &server(None, true))
+            .unwrap()
+            .definition;
+        assert!(definition.deferred, "deferTools defers every tool");
         assert!(matches!(definition.concurrency, Concurrency::Exclusive));
         assert!(!definition.idempotent);
         assert_eq!(definition.description, "Title only");

@@ -15,7 +15,7 @@ pub use schedule::{CallQueue, Ticket};
 pub use wrappers::{TimeoutWrapper, timed_out};
 
 use crate::json;
-use crate::registry::{RUN_CODE, Registry, RegistryError};
+use crate::registry::{Deferral, RUN_CODE, Registry, RegistryError};
 use crate::spill::SpillStore;
 use crate::tool::{
     AgentId, Concurrency, InputSchema, ToolDefinition, ToolExecutionInput, ToolExecutionResult,
@@ -112,6 +112,13 @@ impl ToolRuntime {
     /// Applies `config` (replacing the built-in wrappers it controls).
     pub fn configure(&self, config: &HostConfig) {
         self.registry.set_default_mode(config.tools.mode);
+        // `config::parse` checked the globs; a config built by hand that it did not check
+        // defers nothing by glob rather than failing here.
+        let tools = &config.tools;
+        match Deferral::new(&tools.deferred, &tools.always_loaded) {
+            Ok(deferral) => self.registry.set_deferral(deferral),
+            Err(e) => tracing::warn!("tools.deferred / tools.alwaysLoaded ignored: {e}"),
+        }
         self.settings.write().max_parallel = config.tools.max_parallel_sub_calls.max(1) as usize;
         self.spill.configure(&config.spill);
         let mut builtin = self.builtin_wrappers.write();

@@ -8,11 +8,13 @@ pub enum RegistryError {
     /// A tool of that name exists in the layer.
     #[error("tool \"{0}\" is already registered in this layer")]
     DuplicateTool(String),
-    /// `run_code` is the Code Mode transport.
+    /// A reserved host tool's name: `run_code` (the Code Mode transport) or `search_tools`
+    /// (tool discovery).
     #[error(
-        "\"run_code\" is reserved for Code Mode and cannot be registered, reserved or restricted"
+        "\"{0}\" is reserved for {purpose} and cannot be registered, reserved or restricted",
+        purpose = reserved_for(.0)
     )]
-    ReservedName,
+    ReservedName(&'static str),
     /// Names must be non-empty.
     #[error("tool name must be a non-empty string")]
     EmptyName,
@@ -57,7 +59,7 @@ impl RegistryError {
     pub fn code(&self) -> &'static str {
         match self {
             RegistryError::DuplicateTool(_) => "DUPLICATE_TOOL",
-            RegistryError::ReservedName => "RESERVED_NAME",
+            RegistryError::ReservedName(_) => "RESERVED_NAME",
             RegistryError::EmptyName | RegistryError::EmptyAgent => "INVALID_NAME",
             RegistryError::Definition(error) => error.code(),
             RegistryError::UnknownAgent(_) => "UNKNOWN_AGENT",
@@ -69,5 +71,13 @@ impl RegistryError {
             RegistryError::LocalName(..) => "LOCAL_NAME",
             RegistryError::PresentationDeclared(_) => "PRESENTATION_DECLARED",
         }
+    }
+}
+
+/// What a reserved name is reserved for, as the refusal says it.
+fn reserved_for(name: &str) -> &'static str {
+    match name {
+        super::SEARCH_TOOLS => "tool discovery",
+        _ => "Code Mode",
     }
 }

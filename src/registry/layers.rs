@@ -1,6 +1,6 @@
 //! Registry state: one layer per scope, the registration index, and the visibility rules.
 
-use super::{RUN_CODE, RegisteredTool, RegistryError};
+use super::{Deferral, RegisteredTool, RegistryError, reserved};
 use crate::tool::AgentId;
 use dsh_tools_protocol::{CodeLanguage, PresentationMode};
 use std::collections::{HashMap, HashSet};
@@ -70,6 +70,12 @@ pub(super) struct State {
     pub layers: HashMap<Scope, Layer>,
     pub default_mode: PresentationMode,
     pub run_code: Option<Arc<RegisteredTool>>,
+    pub search_tools: Option<Arc<RegisteredTool>>,
+    /// `tools.deferred` and `tools.alwaysLoaded`.
+    pub deferral: Deferral,
+    /// Bumped by every change (the registry's `write`): a cached view of an older
+    /// generation is stale.
+    pub generation: u64,
     index: HashMap<Arc<str>, (Scope, Kind)>,
     next: u64,
 }
@@ -82,6 +88,9 @@ impl State {
             layers,
             default_mode: mode,
             run_code: None,
+            search_tools: None,
+            deferral: Deferral::default(),
+            generation: 0,
             index: HashMap::new(),
             next: 0,
         }
@@ -192,7 +201,7 @@ impl State {
     }
 
     pub fn resolve(&self, name: &str, scope: Option<&AgentId>) -> Option<Arc<RegisteredTool>> {
-        if name == RUN_CODE {
+        if name == super::RUN_CODE {
             return (self.mode(scope) != PresentationMode::Native)
                 .then(|| self.run_code.clone())
                 .flatten();
@@ -248,8 +257,8 @@ impl State {
         let mut names: Vec<&Arc<str>> = restriction.names().iter().collect();
         names.sort();
         for name in names {
-            if &**name == RUN_CODE {
-                return Err(RegistryError::ReservedName);
+            if let Some(reserved) = reserved(name) {
+                return Err(RegistryError::ReservedName(reserved));
             }
             if inherited.contains(name) {
                 continue;

@@ -8,23 +8,37 @@
 //!   (allow: listed; deny: not listed) — masks intersect down the chain, never up it, and
 //!   never filter the scope's own registrations;
 //! - the presentation (`presentAs`) is inherited the same way: the nearest on the chain wins;
-//! - restrictions are visibility, not authority: a host that must forbid a call uses policy.
+//! - restrictions are visibility, not authority: a host that must forbid a call uses policy;
+//! - deferral (`deferral`) changes only how a visible tool is presented: a deferred tool stays
+//!   visible and callable under every rule above, and `search_tools` loads it per scope.
 
+mod deferral;
 mod error;
 mod layers;
 
+pub use deferral::{Deferral, Presented, ScopeView};
 pub use error::RegistryError;
 pub use layers::Restriction;
 
 use crate::tool::{AgentId, ToolDefinition};
 use dsh_tools_protocol::{CodeLanguage, PresentationMode};
 use layers::{Scope, State};
-use parking_lot::{Mutex, RwLock};
-use std::collections::HashSet;
+use parking_lot::{Mutex, RwLock, RwLockWriteGuard};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// The reserved Code Mode transport name.
 pub const RUN_CODE: &str = "run_code";
+
+/// The reserved tool-discovery tool: present in a scope whenever it sees a deferred tool.
+pub const SEARCH_TOOLS: &str = "search_tools";
+
+/// The reserved host tool `name` is, if it is one.
+fn reserved(name: &str) -> Option<&'static str> {
+    [RUN_CODE, SEARCH_TOOLS]
+        .into_iter()
+        .find(|reserved| *reserved == name)
+}
 
 /// A tool as registered: its definition plus where it lives.
 #[derive(Debug)]
@@ -44,6 +58,11 @@ pub type ChangeListener = Arc<dyn Fn(Option<AgentId>) + Send + Sync>;
 pub struct Registry {
     state: RwLock<State>,
     listeners: Mutex<Vec<ChangeListener>>,
+    /// Each open scope's view at the generation it was built for.
+    views: Mutex<HashMap<Scope, Arc<ScopeView>>>,
+    /// Each scope's loaded deferred tools, in the order found (not part of the generation:
+    /// loading changes the prompt, never the catalog a search ranks).
+    loaded: Mutex<HashMap<Scope, Vec<Arc<str>>>>,
 }
 
 impl Default for Registry {
@@ -58,7 +77,16 @@ impl Registry {
         Registry {
             state: RwLock::new(State::new(mode)),
             listeners: Mutex::new(Vec::new()),
+            views: Mutex::new(HashMap::new()),
+            loaded: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The state for a change of the catalog: every cached view is stale from now on.
+    fn write(&self) -> RwLockWriteGuard<'_, State> {
+        let mut state = self.state.write();
+        state.generation += 1;
+        state
     }
 
     /// Calls `listener` after every change that alters what some scope sees.
@@ -69,7 +97,7 @@ impl Registry {
     /// Sets the process-wide presentation (`tools.mode`).
     pub fn set_default_mode(&self, mode: PresentationMode) {
         let changed = {
-            let mut state = self.state.write();
+            let mut state = self.write();
             std::mem::replace(&mut state.default_mode, mode) != mode
         };
         if changed {
@@ -84,7 +112,7 @@ impl Registry {
             scope: None,
             definition,
         };
-        self.state.write().run_code = Some(Arc::new(tool));
+        self.write().run_code = Some(Arc::new(tool));
     }
 
     /// Registers a definition in `scope`'s layer.
@@ -96,11 +124,11 @@ impl Registry {
         if definition.name.is_empty() {
             return Err(RegistryError::EmptyName);
         }
-        if &*definition.name == RUN_CODE {
-            return Err(RegistryError::ReservedName);
+        if let Some(reserved) = reserved(&definition.name) {
+            return Err(RegistryError::ReservedName(reserved));
         }
         let id = {
-            let mut state = self.state.write();
+            let mut state = self.write();
             let id = state.next_id("tool");
             let layer = state.layer_mut(&scope)?;
             if layer.tools.contains_key(&definition.name) {
@@ -125,10 +153,10 @@ impl Registry {
         if name.is_empty() {
             return Err(RegistryError::EmptyName);
         }
-        if name == RUN_CODE {
-            return Err(RegistryError::ReservedName);
+        if let Some(reserved) = reserved(name) {
+            return Err(RegistryError::ReservedName(reserved));
         }
-        let mut state = self.state.write();
+        let mut state = self.write();
         let id = state.next_id("reserve");
         let name: Arc<str> = Arc::from(name);
         *state
@@ -150,7 +178,7 @@ impl Registry {
         let agent = agent.ok_or(RegistryError::NeedsAgent("restrict"))?;
         let scope = Some(agent.clone());
         let id = {
-            let mut state = self.state.write();
+            let mut state = self.write();
             state.validate_restriction(&agent, &restriction)?;
             let id = state.next_id("restrict");
             state
@@ -184,7 +212,7 @@ impl Registry {
         let agent = agent.ok_or(RegistryError::NeedsAgent("presentAs"))?;
         let scope = Some(agent.clone());
         let id = {
-            let mut state = self.state.write();
+            let mut state = self.write();
             let id = state.next_id("present");
             let layer = state.layer_mut(&scope)?;
             if layer.presentation.is_some() {
@@ -200,7 +228,7 @@ impl Registry {
 
     /// Disposes exactly one registration (tool, reservation, restriction or presentation).
     pub fn unregister(&self, registration: &str) -> Result<(), RegistryError> {
-        let (scope, visible) = self.state.write().dispose(registration)?;
+        let (scope, visible) = self.write().dispose(registration)?;
         if visible {
             self.notify(scope);
         }
@@ -209,14 +237,20 @@ impl Registry {
 
     /// Opens an agent scope under `parent` (or under the global scope).
     pub fn open_agent(&self, agent: AgentId, parent: Option<AgentId>) -> Result<(), RegistryError> {
-        self.state.write().open_agent(agent.clone(), parent)?;
+        self.write().open_agent(agent.clone(), parent)?;
         self.notify(Some(agent));
         Ok(())
     }
 
     /// Closes an agent scope and its children, disposing everything registered in them.
     pub fn close_agent(&self, agent: &str) -> Result<Vec<AgentId>, RegistryError> {
-        let closed = self.state.write().close_agent(agent)?;
+        let closed = {
+            let mut state = self.write();
+            let closed = state.close_agent(agent)?;
+            // Under the state lock, so no load can land in a scope that is gone.
+            self.forget(&closed);
+            closed
+        };
         for scope in &closed {
             self.notify(Some(scope.clone()));
         }
@@ -232,8 +266,11 @@ impl Registry {
     }
 
     /// The tool `name` resolves to in `scope` (shadowing and restrictions applied; `run_code`
-    /// under a code presentation).
+    /// under a code presentation; `search_tools` while the scope sees a deferred tool).
     pub fn resolve(&self, name: &str, scope: Option<&AgentId>) -> Option<Arc<RegisteredTool>> {
+        if name == SEARCH_TOOLS {
+            return self.search_tools(scope);
+        }
         self.state.read().resolve(name, scope)
     }
 

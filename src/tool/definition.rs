@@ -151,6 +151,9 @@ pub struct ToolDefinition {
     pub cards: Option<Arc<dyn ToolCards>>,
     /// Metadata derived for successful direct calls and persisted with the result.
     pub card_meta: Option<CardMeta>,
+    /// Its description and schema stay out of the prompt until `search_tools` loads it
+    /// (the registry's `tools.deferred` globs and `tools.alwaysLoaded` decide too).
+    pub deferred: bool,
 }
 
 impl std::fmt::Debug for ToolDefinition {
@@ -176,6 +179,7 @@ impl ToolDefinition {
             finalize_content: None,
             cards: None,
             card_meta: None,
+            deferred: false,
         }
     }
 }
@@ -193,6 +197,7 @@ pub struct ToolDefinitionBuilder {
     finalize_content: Option<FinalizeContent>,
     cards: Option<Arc<dyn ToolCards>>,
     card_meta: Option<CardMeta>,
+    deferred: bool,
 }
 
 impl ToolDefinitionBuilder {
@@ -287,6 +292,13 @@ impl ToolDefinitionBuilder {
         self
     }
 
+    /// Defers the tool: it stays visible and callable, but its description and schema leave
+    /// the prompt until a `search_tools` call loads it.
+    pub fn deferred(mut self, deferred: bool) -> Self {
+        self.deferred = deferred;
+        self
+    }
+
     /// Finishes the definition with its body; fails like registration would.
     pub fn body(self, body: impl ToolBody) -> Result<ToolDefinition, DefinitionError> {
         self.body_arc(Arc::new(body))
@@ -318,6 +330,7 @@ impl ToolDefinitionBuilder {
             finalize_content: self.finalize_content,
             cards: self.cards,
             card_meta: self.card_meta,
+            deferred: self.deferred,
         })
     }
 }

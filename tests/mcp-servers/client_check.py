@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
 """Drives an MCP server with the official Python MCP client (PyPI `mcp`), which this project
 did not write: initialize, tools/list, then each requested tools/call, then (when asked)
-resources/list and resources/read of each requested resource. Prints one JSON object: the
-server's name, every listed tool, every call's result (or protocol error), and the listed
-resources' URIs and the text of each read one.
+resources/list and resources/read of each requested resource, then (when asked with
+"relist") waits for notifications/tools/list_changed and lists the tools again. Prints one
+JSON object: the server's name, every listed tool, every call's result (or protocol error),
+the listed resources' URIs and the text of each read one, and with "relist" how many
+list_changed notifications arrived and the tools listed after them.
 
 Usage: client_check.py '{"command": ..., "args": [...], "calls": [{"name": ..., "arguments": {...}}],
-                         "resources": ["<uri>", ...]}'
+                         "resources": ["<uri>", ...], "relist": true}'
 """
 
 import asyncio
 import json
+
+import anyio
 import sys
 
 from mcp import ClientSession
@@ -18,24 +22,33 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
 
+def tool_report(tool):
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "inputSchema": tool.input_schema,
+        "outputSchema": tool.output_schema,
+    }
+
+
 async def main(spec):
     server = StdioServerParameters(command=spec["command"], args=spec["args"])
+    list_changed = anyio.Event()
+    changes = []
+
+    async def on_message(message):
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            changes.append(message.method)
+            list_changed.set()
+
     async with stdio_client(server) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, message_handler=on_message) as session:
             init = await session.initialize()
             listed = await session.list_tools()
             report = {
                 "server": init.server_info.name,
                 "listChanged": bool(init.capabilities.tools and init.capabilities.tools.list_changed),
-                "tools": [
-                    {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "inputSchema": tool.input_schema,
-                        "outputSchema": tool.output_schema,
-                    }
-                    for tool in listed.tools
-                ],
+                "tools": [tool_report(tool) for tool in listed.tools],
                 "calls": [],
             }
             for call in spec["calls"]:
@@ -56,6 +69,12 @@ async def main(spec):
                 for uri in spec["resources"]:
                     read = await session.read_resource(uri)
                     report["resources"][uri] = [content.text for content in read.contents]
+            if spec.get("relist"):
+                with anyio.move_on_after(10):
+                    await list_changed.wait()
+                report["listChangedNotifications"] = len(changes)
+                relisted = await session.list_tools()
+                report["toolsAfter"] = [tool_report(tool) for tool in relisted.tools]
     print(json.dumps(report))
 
 

@@ -3,7 +3,9 @@
 
 pub mod agents;
 pub mod builtins;
+pub mod catalog;
 pub mod code;
+pub mod discovery;
 pub mod mcp;
 pub mod pipeline;
 pub mod policy;

@@ -48,6 +48,7 @@ pub fn definition(spec: wire::ToolSpec, peer: &Arc<Peer>) -> Result<ToolDefiniti
     }
     builder = builder
         .idempotent(spec.idempotent)
+        .deferred(spec.deferred)
         .concurrency(match spec.concurrency_safe {
             None | Some(wire::ConcurrencySpec::Fixed(false)) => Concurrency::Exclusive,
             Some(wire::ConcurrencySpec::Fixed(true)) => Concurrency::Parallel,

@@ -63,6 +63,8 @@ pub fn table(session: Arc<Session>) -> RpcModule<Session> {
     method!("tools/execute", execute);
     method!("tools/executeBatch", execute_batch);
     method!("tools/prompt", prompt);
+    method!("tools/loaded", loaded);
+    method!("tools/unload", unload);
     method!("tools/metrics", metrics);
     method!("tools/presentCall", present_call);
     method!("tools/presentResult", present_result);
@@ -426,6 +428,30 @@ async fn prompt(
         &config.code_runtime,
     )
     .map_err(|e| rpc_error(error_codes::REQUEST_FAILED, e.to_string(), Some(e.code())))
+}
+
+/// The deferred tools the scope has loaded, in the order found.
+async fn loaded(
+    params: RpcResult<wire::ScopeParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<Vec<String>> {
+    let scope = known_scope(&session, params?.agent)?;
+    let loaded = session.runtime.registry().loaded(scope.as_ref());
+    Ok(loaded.iter().map(|name| name.to_string()).collect())
+}
+
+/// Takes loaded tools out of the scope's prompt again (`tools/listChanged` when it changed).
+async fn unload(
+    params: RpcResult<wire::UnloadParams>,
+    session: Arc<Session>,
+    _: Signal,
+) -> RpcResult<()> {
+    let params = params?;
+    let scope = known_scope(&session, params.agent)?;
+    let names: Vec<Arc<str>> = params.names.into_iter().map(Arc::from).collect();
+    session.runtime.registry().unload(scope.as_ref(), &names);
+    Ok(())
 }
 
 async fn metrics(

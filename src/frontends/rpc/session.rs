@@ -58,6 +58,8 @@ impl Session {
         let code = CodeMode::install(&runtime, config.code_runtime.clone())
             .unwrap_or_else(|e| unreachable!("run_code definition is valid: {e}"));
         code.set_max_depth(config.transport.max_nesting_depth);
+        crate::discovery::install(&runtime, &code)
+            .unwrap_or_else(|e| unreachable!("search_tools definition is valid: {e}"));
         code.set_events(Arc::new(CodeNotifier(outbox.clone())));
         let peer = Arc::new(Peer::new(outbox.clone(), 4096));
         let session = Arc::new(Session {
