@@ -35,21 +35,33 @@ async fn assert_dies(pid: i32) {
     }
 }
 
-/// The pid a command wrote to `file` under the root, waiting (bounded) for it to appear.
-async fn pid_in(workspace: &Workspace, file: &str) -> i32 {
+/// The host-side pid of the live `sleep <duration>`, waiting (bounded) for it to start. The
+/// command's own `$!` is its pid inside the tether's PID namespace, which means nothing here,
+/// so each test's sleeper has a duration of its own and is found by its command line.
+async fn sleeper(duration: &str) -> i32 {
+    let wanted = format!("sleep\0{duration}\0");
     let start = Instant::now();
     loop {
-        let text = std::fs::read_to_string(workspace.root.join(file)).unwrap_or_default();
-        if text.ends_with('\n') {
-            return text.trim().parse().unwrap();
+        let found = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .find_map(|entry| {
+                let pid: i32 = entry.file_name().to_string_lossy().parse().ok()?;
+                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+                (cmdline == wanted.as_bytes() && !is_dead(pid)).then_some(pid)
+            });
+        if let Some(pid) = found {
+            return pid;
         }
-        assert!(start.elapsed() < DEADLINE, "{file} was never written");
+        assert!(start.elapsed() < DEADLINE, "sleep {duration} never started");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
-/// A grandchild in a subshell writes its pid, then everything waits.
-const NESTED_SLEEPER: &str = "(sleep 1000 & echo $! > child.pid; wait) & wait";
+/// A grandchild in a subshell sleeps for `duration` seconds, and everything waits.
+fn nested_sleeper(duration: &str) -> String {
+    format!("(sleep {duration} & wait) & wait")
+}
 
 #[tokio::test]
 async fn runs_in_cwd_and_captures_both_streams_and_the_exit_code() {
@@ -139,33 +151,44 @@ async fn output_keeps_head_and_tail_within_the_cap_with_spilling_off() {
     );
 }
 
+/// Starts a `bash` call with `arguments` (and `token` as its signal) without waiting for it.
+fn started(
+    workspace: &Workspace,
+    arguments: serde_json::Value,
+    token: CancellationToken,
+) -> tokio::task::JoinHandle<dsh_tools::ToolExecutionResult> {
+    let input =
+        ToolExecutionInput::new("call-1", "bash", arguments).with_signal(Signal::new(token));
+    let runtime = workspace.runtime.clone();
+    tokio::spawn(async move { runtime.execute(input).await })
+}
+
 #[tokio::test]
 async fn timeout_kills_the_whole_process_group() {
     let workspace = Workspace::new();
-    let started = Instant::now();
-    let result = workspace
-        .call(
-            "bash",
-            json!({ "command": NESTED_SLEEPER, "timeout": 1000 }),
-        )
-        .await;
+    let begun = Instant::now();
+    let arguments = json!({ "command": nested_sleeper("1000.1"), "timeout": 1000 });
+    let call = started(&workspace, arguments, CancellationToken::new());
+    let pid = sleeper("1000.1").await;
+    let result = call.await.unwrap();
     assert_eq!(
         failure(&result),
         "command timed out after 1000 ms; it and every process it started were killed"
     );
-    assert!(started.elapsed() < DEADLINE);
-    assert_dies(pid_in(&workspace, "child.pid").await).await;
+    assert!(begun.elapsed() < DEADLINE);
+    assert_dies(pid).await;
 }
 
 #[tokio::test]
 async fn cancellation_kills_the_whole_process_group() {
     let workspace = Workspace::new();
     let token = CancellationToken::new();
-    let input = ToolExecutionInput::new("call-1", "bash", json!({ "command": NESTED_SLEEPER }))
-        .with_signal(Signal::new(token.clone()));
-    let runtime = workspace.runtime.clone();
-    let call = tokio::spawn(async move { runtime.execute(input).await });
-    let pid = pid_in(&workspace, "child.pid").await;
+    let call = started(
+        &workspace,
+        json!({ "command": nested_sleeper("1000.2") }),
+        token.clone(),
+    );
+    let pid = sleeper("1000.2").await;
     assert!(!is_dead(pid));
     token.cancel();
     let result = call.await.unwrap();
@@ -186,28 +209,34 @@ async fn the_pipeline_deadline_kills_the_whole_process_group() {
             sandbox: None,
         }),
     });
-    let result = workspace
-        .call("bash", json!({ "command": NESTED_SLEEPER }))
-        .await;
+    let arguments = json!({ "command": nested_sleeper("1000.3") });
+    let call = started(&workspace, arguments, CancellationToken::new());
+    let pid = sleeper("1000.3").await;
+    let result = call.await.unwrap();
     assert_eq!(failure(&result), "tool \"bash\" timed out after 1000 ms");
     assert_eq!(result.code(), Some(HarnessCode::ToolTimeout));
-    assert_dies(pid_in(&workspace, "child.pid").await).await;
+    assert_dies(pid).await;
 }
 
+/// The command starts a background job, then finishes once the test has seen the job (it
+/// waits for a file the test creates).
 #[tokio::test]
 async fn background_jobs_do_not_outlive_a_finished_command() {
     let workspace = Workspace::new();
-    let result = workspace
-        .call(
-            "bash",
-            json!({ "command": "sleep 1000 & echo $! > child.pid; echo started" }),
-        )
-        .await;
+    let command = "sleep 1000.4 & echo started; while [ ! -e go ]; do sleep 0.01; done";
+    let call = started(
+        &workspace,
+        json!({ "command": command }),
+        CancellationToken::new(),
+    );
+    let pid = sleeper("1000.4").await;
+    std::fs::write(workspace.root.join("go"), "").unwrap();
+    let result = call.await.unwrap();
     assert_eq!(
         value(&result),
         json!({ "stdout": "started\n", "stderr": "", "exitCode": 0, "truncated": false })
     );
-    assert_dies(pid_in(&workspace, "child.pid").await).await;
+    assert_dies(pid).await;
 }
 
 #[tokio::test]
