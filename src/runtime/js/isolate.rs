@@ -10,6 +10,7 @@ use futures::FutureExt;
 
 use super::bridge::{self, Completion, RunScope};
 use super::guarded::GuardedRuntime;
+use super::interrupt::EngineContext;
 use super::verdict::{self, Verdict};
 use crate::runtime::contract::{BindingHost, RunLimits, RunOutcome};
 use crate::runtime::control::RunControl;
@@ -87,6 +88,11 @@ impl FreshIsolate {
             harness,
             settle,
         })
+    }
+
+    /// The context programs run in, for forcing the engine's next termination check.
+    pub(crate) fn engine_context(&mut self) -> Option<EngineContext> {
+        EngineContext::of_main(&mut self.runtime)
     }
 
     pub(crate) fn handle(&mut self) -> v8::IsolateHandle {

@@ -12,10 +12,12 @@
 //!
 //! Reading order: `pool` (runs and the watchdog wiring), `slot` (threads), `snapshot`,
 //! `isolate` (one run), `bridge` (ops), `verdict` (how the engine saw the end), `guarded`
-//! (serialized teardown), `strip` (type stripping).
+//! (serialized teardown), `terminator`, `interrupt` and `parking` (ending a stopped run),
+//! `strip` (type stripping).
 
 mod bridge;
 mod guarded;
+mod interrupt;
 mod isolate;
 mod parking;
 mod pool;

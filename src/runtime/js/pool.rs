@@ -124,7 +124,6 @@ impl IsolatePool {
             ticket = async { self.inner.tickets.lock().await.recv().await } => ticket,
         };
         let Some(Ticket {
-            isolate,
             assign,
             left,
             abandon,
@@ -133,7 +132,7 @@ impl IsolatePool {
             return early(FailureKind::WorkerExit, SHUT_DOWN.to_owned());
         };
         self.inner.ready_count.fetch_sub(1, Ordering::Relaxed);
-        let on_stop = Box::new(move || keep_terminating(isolate, left, move || abandon.now()));
+        let on_stop = Box::new(move || keep_terminating(left, move || abandon.now()));
         let control = Arc::new(RunControl::new(on_stop, limits.max_output_bytes));
         let (reply, mut answer) = oneshot::channel();
         let job = Job {

@@ -8,13 +8,11 @@
 //! does not stop within a bound after its run was stopped, which the supervisor gives up
 //! (see `terminator`): neither a slot nor the host's exit ever waits on a runaway program.
 
-use std::os::unix::thread::JoinHandleExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use deno_core::v8;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -34,7 +32,6 @@ const RETRY_PAUSE: Duration = Duration::from_millis(100);
 
 /// A ready isolate, offered to the next run.
 pub(crate) struct Ticket {
-    pub(crate) isolate: v8::IsolateHandle,
     pub(crate) assign: oneshot::Sender<Assignment>,
     /// Set once the run's JavaScript is over.
     pub(crate) left: LeftEngine,
@@ -140,16 +137,12 @@ fn supervise(index: usize, shared: &SlotShared, started: Started) {
                     lifetime
                 }
                 Ok(SlotEvent::Stuck) | Err(_) => {
-                    let parked = parking::park(thread.as_pthread_t(), left.flag());
-                    if parked {
-                        left.set_parked();
-                    }
+                    let parked = parking::park(thread, left.clone()).is_ok();
                     tracing::warn!(
                         parked,
                         "an isolate did not stop within {:?} of its run's end; replacing it",
                         super::terminator::ABANDON_AFTER
                     );
-                    drop(thread);
                     Lifetime::Over
                 }
             },
@@ -190,6 +183,8 @@ fn live_once(
         Ok(isolate) => isolate,
         Err(message) => return fail_to_build(shared, started, message),
     };
+    // Declared after the isolate, so the context is detached before the isolate drops.
+    let _nudged = left.attach(isolate.handle(), isolate.engine_context());
     if let Some(started) = started {
         let _ = started.send(Ok(()));
     }
@@ -197,7 +192,6 @@ fn live_once(
         loop {
             let (assign, assigned) = oneshot::channel();
             let ticket = Ticket {
-                isolate: isolate.handle(),
                 assign,
                 left: left.clone(),
                 abandon: abandon.clone(),

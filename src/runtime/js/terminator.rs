@@ -5,16 +5,21 @@
 //! back-edges and calls, never between the jobs of its microtask drain nor inside a built-in
 //! (`sort`, `fill`, `JSON.stringify`). A program that keeps re-queueing microtasks, or loops
 //! over slow built-ins, runs on after the first request. So a stopped run gets a terminator
-//! thread that re-requests termination until the isolate thread reports it has left
-//! JavaScript; if that takes longer than [`ABANDON_AFTER`], the slot is told to give the
-//! thread up and build a fresh isolate, while the terminator keeps trying until the slot has
-//! parked the thread (a parked thread never reaches a check: trying on would only spin).
+//! thread that re-requests termination, each time also zeroing the engine's countdown to its
+//! next check (`interrupt`), until the isolate thread reports it has left JavaScript: a loop
+//! of built-ins ends once the built-in in progress returns. If that takes longer than
+//! [`ABANDON_AFTER`] (one built-in call that long), the slot is told to give the thread up and
+//! build a fresh isolate, while the terminator keeps trying until the slot has parked the
+//! thread (a parked thread never reaches a check: trying on would only spin).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use deno_core::v8;
+use parking_lot::Mutex;
+
+use super::interrupt::EngineContext;
 
 /// How long a stopped isolate may take to leave JavaScript before its slot is replaced.
 pub(crate) const ABANDON_AFTER: Duration = Duration::from_millis(200);
@@ -23,43 +28,90 @@ const INTERVAL: Duration = Duration::from_millis(1);
 /// After this long the isolate is considered wedged outside JavaScript; requests stop.
 const GIVE_UP: Duration = Duration::from_secs(600);
 
-/// Set by the isolate thread when the run's JavaScript is over; and whether its slot has
-/// parked the thread for good (then termination requests would never be seen).
+/// Set by the isolate thread when the run's JavaScript is over; whether its slot has parked
+/// the thread for good (then termination requests would never be seen); and the engine
+/// context termination requests nudge, attached while the isolate is alive.
 #[derive(Clone, Default)]
-pub(crate) struct LeftEngine(Arc<AtomicBool>, Arc<AtomicBool>);
+pub(crate) struct LeftEngine(Arc<Flags>);
+
+#[derive(Default)]
+struct Flags {
+    left: Arc<AtomicBool>,
+    parked: AtomicBool,
+    engine: Mutex<Option<Engine>>,
+}
+
+/// What termination requests reach while the isolate is alive.
+struct Engine {
+    isolate: v8::IsolateHandle,
+    context: Option<EngineContext>,
+}
 
 impl LeftEngine {
+    /// The run's JavaScript is over: requests stop, and the context is detached before the
+    /// isolate can be dropped.
     pub(crate) fn set(&self) {
-        self.0.store(true, Ordering::Release);
+        // The flag first: the parking handler reads only it, and must see it before this
+        // thread takes the lock below.
+        self.0.left.store(true, Ordering::Release);
+        self.0.engine.lock().take();
     }
 
-    fn is_set(&self) -> bool {
-        self.0.load(Ordering::Acquire)
+    pub(crate) fn is_set(&self) -> bool {
+        self.0.left.load(Ordering::Acquire)
     }
 
     /// Marks the thread parked: its terminator stops.
     pub(crate) fn set_parked(&self) {
-        self.1.store(true, Ordering::Release);
+        self.0.parked.store(true, Ordering::Release);
     }
 
     fn is_parked(&self) -> bool {
-        self.1.load(Ordering::Acquire)
+        self.0.parked.load(Ordering::Acquire)
     }
 
     /// The flag itself, for the parking signal handler.
     pub(crate) fn flag(&self) -> Arc<AtomicBool> {
-        self.0.clone()
+        self.0.left.clone()
+    }
+
+    /// Lets termination requests reach `isolate` and nudge `context` until the returned guard
+    /// drops (declare it after the isolate, so it drops first) or the run's JavaScript is over.
+    pub(crate) fn attach(
+        &self,
+        isolate: v8::IsolateHandle,
+        context: Option<EngineContext>,
+    ) -> Attached<'_> {
+        *self.0.engine.lock() = Some(Engine { isolate, context });
+        Attached(self)
+    }
+
+    /// Requests termination and makes the engine check for it at its next call or back-edge.
+    pub(crate) fn request(&self) {
+        if let Some(engine) = self.0.engine.lock().as_ref() {
+            engine.isolate.terminate_execution();
+            if let Some(context) = &engine.context {
+                // SAFETY: an attached context's isolate is alive: it is detached, under this
+                // lock, before the isolate is dropped.
+                unsafe { context.trigger() };
+            }
+        }
     }
 }
 
-/// Starts re-requesting termination of `isolate` until `left` is set; `abandon` runs once
-/// if that takes longer than [`ABANDON_AFTER`].
-pub(crate) fn keep_terminating(
-    isolate: v8::IsolateHandle,
-    left: LeftEngine,
-    abandon: impl FnOnce() + Send + 'static,
-) {
-    isolate.terminate_execution();
+/// Detaches the engine context when dropped.
+pub(crate) struct Attached<'a>(&'a LeftEngine);
+
+impl Drop for Attached<'_> {
+    fn drop(&mut self) {
+        self.0.0.engine.lock().take();
+    }
+}
+
+/// Starts re-requesting termination of `left`'s isolate until `left` is set; `abandon` runs
+/// once if that takes longer than [`ABANDON_AFTER`].
+pub(crate) fn keep_terminating(left: LeftEngine, abandon: impl FnOnce() + Send + 'static) {
+    left.request();
     if left.is_set() {
         return;
     }
@@ -70,7 +122,7 @@ pub(crate) fn keep_terminating(
             let started = Instant::now();
             let mut abandon = Some(abandon);
             while !left.is_set() && !left.is_parked() && started.elapsed() < GIVE_UP {
-                isolate.terminate_execution();
+                left.request();
                 if started.elapsed() >= ABANDON_AFTER
                     && let Some(abandon) = abandon.take()
                 {

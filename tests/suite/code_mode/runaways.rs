@@ -13,13 +13,16 @@ const SERVING: &str = "console.log('fine'); return 'still serving';";
 
 /// The programs: a self-re-queueing promise chain (also followed by a throw, which settles
 /// the program while the chain goes on), an `await` loop with no binding call, and loops
-/// over built-ins that run long without a termination check.
-const RUNAWAYS: [&str; 5] = [
+/// over built-ins that run long without a termination check (in a debug build each `fill`
+/// and `sort` call alone outlasts the 200 ms an isolate gets to stop).
+const RUNAWAYS: [&str; 6] = [
     "const f = () => Promise.resolve().then(f); f();\nawait new Promise(() => {});",
     "const f = () => Promise.resolve().then(f); f();\nthrow new Error('and then');",
     "while (true) await null;",
     "const big = Array.from({ length: 200000 }, (_, i) => ({ i, s: 'x'.repeat(20) }));\nwhile (true) JSON.stringify(big);",
     "while (true) new Array(5e6).fill(0);",
+    // One `sort` call outlasts the slot's bound: its thread is parked, runs in slices and ends.
+    "const a = new Array(1e6).fill(0).map((_, i) => -i);\nwhile (true) a.slice().sort();",
 ];
 
 #[test]
@@ -54,6 +57,7 @@ fn twenty_runaways_leave_no_busy_thread_a_full_pool_and_a_prompt_exit() {
     }
     assert_quiet(host.pid());
     assert_no_terminator_left(host.pid());
+    assert_no_isolate_parked(host.pid(), 2);
     assert_pool_serves_two_at_once(&mut host);
     let eof = Instant::now();
     assert_eq!(host.finish(), 0);
@@ -119,6 +123,28 @@ fn assert_no_terminator_left(pid: u32) {
             Instant::now() < deadline,
             "{} terminator threads left",
             terminators()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Within a bounded wait, only the pool's own isolate threads are left: every runaway's
+/// thread left JavaScript and ended, none was parked for good (a termination request makes
+/// the engine check at its next call or back-edge, so a loop of built-ins ends once the
+/// built-in in progress returns).
+fn assert_no_isolate_parked(pid: u32, pool_size: usize) {
+    let isolates = || {
+        thread_ticks(pid)
+            .into_iter()
+            .filter(|(thread, _)| thread.contains(":dsh-isolate-"))
+            .count()
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while isolates() > pool_size {
+        assert!(
+            Instant::now() < deadline,
+            "{} isolate threads for a pool of {pool_size}: runaways were parked",
+            isolates()
         );
         std::thread::sleep(Duration::from_millis(20));
     }
