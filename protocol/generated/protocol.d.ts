@@ -55,7 +55,13 @@ approval: boolean,
 /**
  * The client answers `hooks/*` for its subscriptions.
  */
-hooks: boolean, };
+hooks: boolean, 
+/**
+ * How much of each Code Mode sub-call the client is sent (default `full`).
+ */
+codeDispatchEvents: CodeDispatchEvents, };
+
+export type CodeDispatchEvents = "full" | "summary" | "none";
 
 export type HostCapabilities = { 
 /**
@@ -934,6 +940,46 @@ arguments: JsonValue,
  * Model-facing content of the sub-call.
  */
 content: Array<ContentBlock>, 
+/**
+ * Failure flag.
+ */
+isError: boolean, 
+/**
+ * Timing.
+ */
+time: DispatchTime, };
+
+export type CodeDispatchStartSummary = { 
+/**
+ * `<parentCallId>:code:<n>`.
+ */
+id: string, 
+/**
+ * The outer call id.
+ */
+parent: string, 
+/**
+ * Tool name.
+ */
+name: string, 
+/**
+ * Start time (ms since the Unix epoch).
+ */
+time: number, };
+
+export type CodeDispatchSummary = { 
+/**
+ * `<parentCallId>:code:<n>`.
+ */
+id: string, 
+/**
+ * The outer call id.
+ */
+parent: string, 
+/**
+ * Tool name.
+ */
+name: string, 
 /**
  * Failure flag.
  */

@@ -230,6 +230,35 @@ pub struct CodeDispatchNotification {
     pub time: DispatchTime,
 }
 
+/// `tools/codeDispatchStart` for a client with `codeDispatchEvents: "summary"`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+pub struct CodeDispatchStartSummary {
+    /// `<parentCallId>:code:<n>`.
+    pub id: String,
+    /// The outer call id.
+    pub parent: String,
+    /// Tool name.
+    pub name: String,
+    /// Start time (ms since the Unix epoch).
+    pub time: f64,
+}
+
+/// `tools/codeDispatch` for a client with `codeDispatchEvents: "summary"`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CodeDispatchSummary {
+    /// `<parentCallId>:code:<n>`.
+    pub id: String,
+    /// The outer call id.
+    pub parent: String,
+    /// Tool name.
+    pub name: String,
+    /// Failure flag.
+    pub is_error: bool,
+    /// Timing.
+    pub time: DispatchTime,
+}
+
 /// `code/log` notification: live program output.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]

@@ -48,6 +48,25 @@ pub struct ClientCapabilities {
     /// The client answers `hooks/*` for its subscriptions.
     #[serde(default)]
     pub hooks: bool,
+    /// How much of each Code Mode sub-call the client is sent (default `full`).
+    #[serde(default)]
+    pub code_dispatch_events: CodeDispatchEvents,
+}
+
+/// What a client is sent of Code Mode sub-calls: a front end that does not render them
+/// need not pay to parse them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum CodeDispatchEvents {
+    /// `tools/codeDispatchStart`, `tools/codeDispatch` and each sub-call's `tools/result`,
+    /// with arguments and content.
+    #[default]
+    Full,
+    /// `tools/codeDispatchStart` and `tools/codeDispatch` with ids, tool, timing and
+    /// `isError` only; no `tools/result` for sub-calls.
+    Summary,
+    /// Nothing per sub-call: the `run_code` result and `code/log` only.
+    None,
 }
 
 /// `initialize` result.

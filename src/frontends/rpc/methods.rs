@@ -155,6 +155,9 @@ async fn initialize(
         &config.mcp_servers,
         &config.sandbox,
     );
+    session
+        .dispatch_detail
+        .set(params.capabilities.code_dispatch_events);
     *session.capabilities.lock() = params.capabilities;
     *session.config.lock() = config.clone();
     *session.lifecycle.lock() = Lifecycle::Initialized;

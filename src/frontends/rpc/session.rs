@@ -10,12 +10,14 @@ use crate::runtime::LogStream;
 use crate::tool::{ToolExecution, ToolExecutionResult};
 use crate::transport::{Outbox, Peer};
 use dsh_tools_protocol::{
-    ClientCapabilities, CodeDispatchStartNotification, CodeLogNotification, HostConfig,
+    ClientCapabilities, CodeDispatchEvents, CodeDispatchStartNotification,
+    CodeDispatchStartSummary, CodeDispatchSummary, CodeLogNotification, DispatchTime, HostConfig,
     ListChangedNotification, ResultNotification,
 };
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 use tokio_util::sync::CancellationToken;
 
 /// Where the connection is in the LSP-style lifecycle.
@@ -44,6 +46,8 @@ pub struct Session {
     pub base_config: serde_json::Value,
     pub config: Mutex<HostConfig>,
     pub capabilities: Mutex<ClientCapabilities>,
+    /// What the client is sent of sub-calls (`capabilities.codeDispatchEvents`).
+    pub dispatch_detail: Arc<DispatchDetail>,
     pub lifecycle: Mutex<Lifecycle>,
     pub framing: Mutex<String>,
     in_flight: Mutex<HashMap<String, CancellationToken>>,
@@ -60,7 +64,11 @@ impl Session {
         code.set_max_depth(config.transport.max_nesting_depth);
         crate::discovery::install(&runtime, &code)
             .unwrap_or_else(|e| unreachable!("search_tools definition is valid: {e}"));
-        code.set_events(Arc::new(CodeNotifier(outbox.clone())));
+        let dispatch_detail = Arc::new(DispatchDetail::default());
+        code.set_events(Arc::new(CodeNotifier {
+            outbox: outbox.clone(),
+            detail: dispatch_detail.clone(),
+        }));
         let peer = Arc::new(Peer::new(outbox.clone(), 4096));
         let session = Arc::new(Session {
             runtime,
@@ -72,6 +80,7 @@ impl Session {
             base_config,
             config: Mutex::new(config),
             capabilities: Mutex::new(ClientCapabilities::default()),
+            dispatch_detail: dispatch_detail.clone(),
             lifecycle: Mutex::new(Lifecycle::Uninitialized),
             framing: Mutex::new(String::new()),
             in_flight: Mutex::new(HashMap::new()),
@@ -86,9 +95,13 @@ impl Session {
                 },
             );
         }));
-        session
-            .runtime
-            .add_observer(None, Arc::new(ResultNotifier(outbox)));
+        session.runtime.add_observer(
+            None,
+            Arc::new(ResultNotifier {
+                outbox,
+                detail: dispatch_detail,
+            }),
+        );
         session
     }
 
@@ -135,21 +148,49 @@ impl Session {
     }
 }
 
-/// Sends `tools/result` for every final outcome.
-struct ResultNotifier(Outbox);
+/// `capabilities.codeDispatchEvents`, read by the notifiers on every event (set once, at
+/// `initialize`, after they were installed).
+#[derive(Default)]
+pub struct DispatchDetail(AtomicU8);
+
+impl DispatchDetail {
+    pub fn set(&self, events: CodeDispatchEvents) {
+        self.0.store(events as u8, Ordering::Relaxed);
+    }
+
+    fn get(&self) -> CodeDispatchEvents {
+        match self.0.load(Ordering::Relaxed) {
+            x if x == CodeDispatchEvents::Summary as u8 => CodeDispatchEvents::Summary,
+            x if x == CodeDispatchEvents::None as u8 => CodeDispatchEvents::None,
+            _ => CodeDispatchEvents::Full,
+        }
+    }
+}
+
+/// Sends `tools/result` for every final outcome (a sub-call's only with full dispatch events).
+struct ResultNotifier {
+    outbox: Outbox,
+    detail: Arc<DispatchDetail>,
+}
 
 impl ResultObserver for ResultNotifier {
     fn observe(&self, execution: &ToolExecution, result: &ToolExecutionResult) {
+        if execution.parent.is_some() && self.detail.get() != CodeDispatchEvents::Full {
+            return;
+        }
         let notification = ResultNotification {
             execution: convert::execution_ref(execution),
             result: convert::result(result),
         };
-        self.0.notify_observed("tools/result", &notification);
+        self.outbox.notify_observed("tools/result", &notification);
     }
 }
 
-/// Sends Code Mode's dispatch events and live output as notifications.
-struct CodeNotifier(Outbox);
+/// Sends Code Mode's dispatch events, in the detail the client chose, and live output.
+struct CodeNotifier {
+    outbox: Outbox,
+    detail: Arc<DispatchDetail>,
+}
 
 impl CodeEvents for CodeNotifier {
     fn dispatch_start(&self, event: DispatchStart) {
@@ -160,20 +201,50 @@ impl CodeEvents for CodeNotifier {
             arguments,
             time,
         } = event;
-        let notification = CodeDispatchStartNotification {
-            id,
-            parent,
-            name,
-            arguments,
-            time,
+        match self.detail.get() {
+            CodeDispatchEvents::Full => self.outbox.notify_observed(
+                "tools/codeDispatchStart",
+                &CodeDispatchStartNotification {
+                    id,
+                    parent,
+                    name,
+                    arguments,
+                    time,
+                },
+            ),
+            CodeDispatchEvents::Summary => self.outbox.notify_observed(
+                "tools/codeDispatchStart",
+                &CodeDispatchStartSummary {
+                    id,
+                    parent,
+                    name,
+                    time,
+                },
+            ),
+            CodeDispatchEvents::None => false,
         };
-        self.0
-            .notify_observed("tools/codeDispatchStart", &notification);
     }
 
     fn dispatch_end(&self, event: DispatchEnd) {
-        let notification = convert::dispatch_notification(event);
-        self.0.notify_observed("tools/codeDispatch", &notification);
+        match self.detail.get() {
+            CodeDispatchEvents::Full => self
+                .outbox
+                .notify_observed("tools/codeDispatch", &convert::dispatch_notification(event)),
+            CodeDispatchEvents::Summary => self.outbox.notify_observed(
+                "tools/codeDispatch",
+                &CodeDispatchSummary {
+                    id: event.id,
+                    parent: event.parent,
+                    name: event.name,
+                    is_error: event.is_error,
+                    time: DispatchTime {
+                        start: event.time.0,
+                        end: event.time.1,
+                    },
+                },
+            ),
+            CodeDispatchEvents::None => false,
+        };
     }
 
     fn log(&self, call_id: &str, stream: LogStream, text: &str) {
@@ -182,6 +253,6 @@ impl CodeEvents for CodeNotifier {
             stream: stream_name(stream).into(),
             text: text.into(),
         };
-        self.0.notify_observed("code/log", &notification);
+        self.outbox.notify_observed("code/log", &notification);
     }
 }

@@ -7,6 +7,7 @@ mod backpressure;
 mod basics;
 mod deep;
 mod disconnect;
+mod dispatch_events;
 mod execution;
 mod hooks;
 mod lifecycle;
