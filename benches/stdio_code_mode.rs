@@ -1,0 +1,404 @@
+//! Code Mode as a front end sees it: the release binary driven over stdio (ndjson) by a
+//! buffered client, beside the same programs in-process, in one run.
+//!
+//! Scenarios, each reported as median, p90 and max in ms:
+//! - a trivial run (`return 1`) spaced 100 ms apart (an agent's pace) and back to back;
+//! - the first run after `initialize` (a new host each sample, `initialize` and `run_code`
+//!   written together) and a whole `dsh-tools run` process of `return 1`;
+//! - 1,000 sequential and 1,000 parallel binding calls to the built-in `read` (host-side:
+//!   no client round trip), over stdio with `codeDispatchEvents` `full` and `summary`, and
+//!   in-process through `ToolRuntime::execute` with the same built-ins;
+//! - the Node worker anchor (`../shared/anchors/node-worker-run.mjs`) for the trivial run.
+//!
+//! `cargo bench --bench stdio_code_mode` (cargo builds `dsh-tools` with the bench profile);
+//! `BENCH_RUNS=<n>` sets the samples of the trivial scenarios (default 60),
+//! `DSH_BENCH_HOST=<executable>` measures another build of the host.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
+
+
+use anyhow::{Context, bail};
+use dsh_tools::ToolExecutionInput;
+use dsh_tools_protocol::HostConfig;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The binary's allocator, so the in-process numbers are the shipped ones.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const CALLS: usize = 1000;
+/// Pause between spaced runs: an agent's runs are seconds apart, 100 ms is a brisk one.
+const SPACING: Duration = Duration::from_millis(100);
+
+fn host_binary() -> PathBuf {
+    std::env::var_os("DSH_BENCH_HOST")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_dsh-tools").into())
+        .into()
+}
+
+/// Milliseconds since `started`.
+fn ms(started: Instant) -> f64 {
+    started.elapsed().as_secs_f64() * 1000.0
+}
+
+/// (median, p90, max) of `samples`.
+fn spread(mut samples: Vec<f64>) -> (f64, f64, f64) {
+    samples.sort_by(f64::total_cmp);
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.9), samples[samples.len() - 1])
+}
+
+/// A host over ndjson stdio. Requests are written whole and flushed; notifications are
+/// recognized by their prefix and skipped without parsing, as a front end that only waits
+/// for an answer would.
+struct Host {
+    child: Child,
+    input: BufWriter<ChildStdin>,
+    output: BufReader<ChildStdout>,
+    line: String,
+    next_id: u64,
+}
+
+impl Host {
+    fn spawn(workspace: &Path) -> anyhow::Result<Host> {
+        let mut child = Command::new(host_binary())
+            .args(["serve", "--framing", "ndjson"])
+            .current_dir(workspace)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("spawning dsh-tools")?;
+        let input = BufWriter::with_capacity(64 * 1024, child.stdin.take().context("stdin")?);
+        let output = BufReader::with_capacity(256 * 1024, child.stdout.take().context("stdout")?);
+        Ok(Host {
+            child,
+            input,
+            output,
+            line: String::new(),
+            next_id: 0,
+        })
+    }
+
+    fn initialize_message(workspace: &Path, events: &str) -> Value {
+        json!({ "jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+            "protocolVersion": "1",
+            "capabilities": { "codeDispatchEvents": events },
+            "config": {
+                "tools": { "mode": "code" },
+                "builtins": { "fs": { "root": workspace } }
+            }
+        } })
+    }
+
+    /// A host past `initialize`, its pool warm.
+    fn ready(workspace: &Path, events: &str) -> anyhow::Result<Host> {
+        let mut host = Host::spawn(workspace)?;
+        host.write(&Host::initialize_message(workspace, events))?;
+        host.answer(&json!("init"))?;
+        host.run("return 1")?;
+        Ok(host)
+    }
+
+    fn write(&mut self, message: &Value) -> anyhow::Result<()> {
+        serde_json::to_writer(&mut self.input, message)?;
+        self.input.write_all(b"\n")?;
+        self.input.flush()?;
+        Ok(())
+    }
+
+    fn send_run(&mut self, program: &str) -> anyhow::Result<Value> {
+        self.next_id += 1;
+        let id = json!(format!("r{}", self.next_id));
+        self.write(
+            &json!({ "jsonrpc": "2.0", "id": id,
+            "method": "tools/execute",
+            "params": { "callId": format!("c{}", self.next_id), "name": "run_code",
+                "arguments": { "code": program, "description": "bench" } } }),
+        )?;
+        Ok(id)
+    }
+
+    /// Reads up to the response with `id`, skipping notifications.
+    fn answer(&mut self, id: &Value) -> anyhow::Result<Value> {
+        loop {
+            self.line.clear();
+            if self.output.read_line(&mut self.line)? == 0 {
+                bail!("the host closed stdout");
+            }
+            if self.line.starts_with(r#"{"jsonrpc":"2.0","method""#) {
+                continue;
+            }
+            let message: Value = serde_json::from_str(&self.line)?;
+            if &message["id"] == id {
+                return Ok(message);
+            }
+        }
+    }
+
+    /// Runs `program` and checks it succeeded.
+    fn run(&mut self, program: &str) -> anyhow::Result<Value> {
+        let id = self.send_run(program)?;
+        let response = self.answer(&id)?;
+        if response["result"]["isError"] != json!(false) {
+            bail!("{program}: {response}");
+        }
+        Ok(response)
+    }
+
+    fn close(mut self) {
+        drop(self.input);
+        let _ = self.child.wait();
+    }
+}
+
+fn sequential_reads() -> String {
+    format!(
+        "let n = 0; for (let i = 0; i < {CALLS}; i++) {{ n += (await tools.read({{ file_path: 'notes.txt', limit: 1 }})).length }} return n"
+    )
+}
+
+fn parallel_reads() -> String {
+    format!(
+        "const r = await Promise.all(Array.from({{ length: {CALLS} }}, () => tools.read({{ file_path: 'notes.txt', limit: 1 }}))); return r.length"
+    )
+}
+
+struct Row {
+    scenario: String,
+    place: &'static str,
+    samples: Vec<f64>,
+}
+
+fn trivial_over_stdio(workspace: &Path, runs: usize, rows: &mut Vec<Row>) -> anyhow::Result<()> {
+    let mut host = Host::ready(workspace, "full")?;
+    let mut spaced = Vec::new();
+    for _ in 0..runs {
+        std::thread::sleep(SPACING);
+        let started = Instant::now();
+        host.run("return 1")?;
+        spaced.push(ms(started));
+    }
+    rows.push(Row {
+        scenario: "trivial run, spaced 100 ms".into(),
+        place: "over stdio",
+        samples: spaced,
+    });
+    let mut back_to_back = Vec::new();
+    for _ in 0..runs {
+        let started = Instant::now();
+        host.run("return 1")?;
+        back_to_back.push(ms(started));
+    }
+    rows.push(Row {
+        scenario: "trivial run, back to back".into(),
+        place: "over stdio",
+        samples: back_to_back,
+    });
+    host.close();
+    Ok(())
+}
+
+fn starts(workspace: &Path, rows: &mut Vec<Row>) -> anyhow::Result<()> {
+    let samples = 10;
+    let mut first = Vec::new();
+    for _ in 0..samples {
+        let started = Instant::now();
+        let mut host = Host::spawn(workspace)?;
+        host.write(&Host::initialize_message(workspace, "full"))?;
+        let id = host.send_run("return 1")?;
+        host.answer(&json!("init"))?;
+        host.answer(&id)?;
+        first.push(ms(started));
+        host.close();
+    }
+    rows.push(Row {
+        scenario: "spawn + initialize → first run answered".into(),
+        place: "over stdio",
+        samples: first,
+    });
+    let program = workspace.join("one.ts");
+    std::fs::write(&program, "return 1")?;
+    let mut whole = Vec::new();
+    for _ in 0..samples {
+        let started = Instant::now();
+        let status = Command::new(host_binary())
+            .arg("run")
+            .arg(&program)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?;
+        whole.push(ms(started));
+        if !status.success() {
+            bail!("dsh-tools run failed: {status}");
+        }
+    }
+    rows.push(Row {
+        scenario: "`dsh-tools run` of `return 1`, whole process".into(),
+        place: "process",
+        samples: whole,
+    });
+    Ok(())
+}
+
+fn calls_over_stdio(
+    workspace: &Path,
+    events: &'static str,
+    rows: &mut Vec<Row>,
+) -> anyhow::Result<()> {
+    let mut host = Host::ready(workspace, events)?;
+    for (name, program) in [
+        ("sequential", sequential_reads()),
+        ("parallel", parallel_reads()),
+    ] {
+        host.run(&program)?;
+        let mut samples = Vec::new();
+        for _ in 0..10 {
+            std::thread::sleep(SPACING);
+            let started = Instant::now();
+            host.run(&program)?;
+            samples.push(ms(started));
+        }
+        rows.push(Row {
+            scenario: format!("{CALLS} {name} `read` calls"),
+            place: if events == "full" {
+                "over stdio, events full"
+            } else {
+                "over stdio, events summary"
+            },
+            samples,
+        });
+    }
+    host.close();
+    Ok(())
+}
+
+async fn in_process(workspace: &Path, runs: usize, rows: &mut Vec<Row>) -> anyhow::Result<()> {
+    let config: HostConfig = serde_json::from_value(json!({
+        "tools": { "mode": "code" },
+        "builtins": { "fs": { "root": workspace } }
+    }))?;
+    let runtime = dsh_tools::ToolRuntime::new(&config);
+    let code = dsh_tools::code_mode::CodeMode::install(&runtime, config.code_runtime.clone())?;
+    dsh_tools::builtins::register_builtins(&runtime, &config.builtins, &config.sandbox)?;
+    code.prewarm().await?;
+    let run = |program: String| {
+        let runtime = runtime.clone();
+        async move {
+            let arguments = json!({ "code": program, "description": "bench" });
+            let result = runtime
+                .execute(ToolExecutionInput::new("bench", "run_code", arguments))
+                .await;
+            assert!(!result.is_error(), "{}", result.text());
+        }
+    };
+    let mut spaced = Vec::new();
+    for _ in 0..runs {
+        tokio::time::sleep(SPACING).await;
+        let started = Instant::now();
+        run("return 1".into()).await;
+        spaced.push(ms(started));
+    }
+    rows.push(Row {
+        scenario: "trivial run, spaced 100 ms".into(),
+        place: "in-process",
+        samples: spaced,
+    });
+    let mut back_to_back = Vec::new();
+    for _ in 0..runs {
+        let started = Instant::now();
+        run("return 1".into()).await;
+        back_to_back.push(ms(started));
+    }
+    rows.push(Row {
+        scenario: "trivial run, back to back".into(),
+        place: "in-process",
+        samples: back_to_back,
+    });
+    for (name, program) in [
+        ("sequential", sequential_reads()),
+        ("parallel", parallel_reads()),
+    ] {
+        run(program.clone()).await;
+        let mut samples = Vec::new();
+        for _ in 0..10 {
+            tokio::time::sleep(SPACING).await;
+            let started = Instant::now();
+            run(program.clone()).await;
+            samples.push(ms(started));
+        }
+        rows.push(Row {
+            scenario: format!("{CALLS} {name} `read` calls"),
+            place: "in-process",
+            samples,
+        });
+    }
+    Ok(())
+}
+
+/// The anchor's trivial run (one fresh Node worker per run), if node is here.
+fn anchor(runs: usize) -> Option<f64> {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/anchors/node-worker-run.mjs"
+    );
+    let output = Command::new("node")
+        .args([script, &runs.to_string(), &CALLS.to_string()])
+        .output()
+        .ok()?;
+    String::from_utf8(output.stdout)
+        .ok()?
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find(|line| line["scenario"] == "trivial_run")
+        .and_then(|line| line["median_ms"].as_f64())
+}
+
+fn main() -> anyhow::Result<()> {
+    let runs: usize = std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60);
+    let workspace = tempfile::tempdir()?;
+    std::fs::write(workspace.path().join("notes.txt"), "one\ntwo\nthree\n")?;
+    let mut rows = Vec::new();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(32 << 20)
+        .build()?;
+    runtime.block_on(in_process(workspace.path(), runs, &mut rows))?;
+    drop(runtime);
+    trivial_over_stdio(workspace.path(), runs, &mut rows)?;
+    starts(workspace.path(), &mut rows)?;
+    calls_over_stdio(workspace.path(), "full", &mut rows)?;
+    calls_over_stdio(workspace.path(), "summary", &mut rows)?;
+    let anchor = anchor(runs.min(30));
+    println!("| scenario | where | median ms | p90 ms | max ms |");
+    println!("|---|---|---|---|---|");
+    for row in rows {
+        let samples = row.samples.len();
+        let (median, p90, max) = spread(row.samples);
+        eprintln!(
+            "{}",
+            json!({ "scenario": row.scenario, "where": row.place, "samples": samples,
+                "median_ms": median, "p90_ms": p90, "max_ms": max })
+        );
+        println!(
+            "| {} | {} | {median:.3} | {p90:.3} | {max:.3} |",
+            row.scenario, row.place
+        );
+    }
+    if let Some(anchor) = anchor {
+        println!("| trivial run | Node worker anchor | {anchor:.3} | – | – |");
+    }
+    Ok(())
+}
