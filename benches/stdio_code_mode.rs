@@ -21,7 +21,6 @@
     clippy::print_stderr
 )]
 
-
 use anyhow::{Context, bail};
 use dsh_tools::ToolExecutionInput;
 use dsh_tools_protocol::HostConfig;
@@ -119,12 +118,10 @@ impl Host {
     fn send_run(&mut self, program: &str) -> anyhow::Result<Value> {
         self.next_id += 1;
         let id = json!(format!("r{}", self.next_id));
-        self.write(
-            &json!({ "jsonrpc": "2.0", "id": id,
+        self.write(&json!({ "jsonrpc": "2.0", "id": id,
             "method": "tools/execute",
             "params": { "callId": format!("c{}", self.next_id), "name": "run_code",
-                "arguments": { "code": program, "description": "bench" } } }),
-        )?;
+                "arguments": { "code": program, "description": "bench" } } }))?;
         Ok(id)
     }
 

@@ -99,12 +99,14 @@ impl LeftEngine {
     }
 }
 
-/// Detaches the engine context when dropped.
+/// Marks the run's JavaScript over and detaches the engine when dropped: also when the
+/// isolate thread unwinds (deno_core unwraps values the engine refuses to create while it
+/// terminates), so no terminator or parked-thread slice waits for a flag nobody will set.
 pub(crate) struct Attached<'a>(&'a LeftEngine);
 
 impl Drop for Attached<'_> {
     fn drop(&mut self) {
-        self.0.0.engine.lock().take();
+        self.0.set();
     }
 }
 
