@@ -105,6 +105,7 @@ macro_rules! wire_types {
             PresentCallParams,
             PresentResultParams,
             McpServerState,
+            McpTransport,
             McpServerStatus
         )
     };
