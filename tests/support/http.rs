@@ -273,3 +273,142 @@ pub fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// `dsh-tools mcp --http 127.0.0.1:0` with a config, its stderr read line by line.
+pub struct HttpHost {
+    child: Child,
+    /// Its port on loopback.
+    pub port: u16,
+    /// The bearer token it printed.
+    pub token: String,
+    lines: std::sync::mpsc::Receiver<String>,
+    /// Every stderr line read so far.
+    pub seen: Vec<String>,
+}
+
+impl HttpHost {
+    /// Starts it with `config` and `extra` arguments; returns once it listens.
+    pub fn start(name: &str, config: &serde_json::Value, extra: &[&str]) -> HttpHost {
+        let config = super::mcp::config_file(name, config);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
+            .args([
+                "mcp",
+                "--http",
+                "127.0.0.1:0",
+                "--log-level",
+                "info",
+                "--config",
+            ])
+            .arg(&config)
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = BufReader::new(child.stderr.take().unwrap());
+        let (sender, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut host = HttpHost {
+            child,
+            port: 0,
+            token: String::new(),
+            lines,
+            seen: Vec::new(),
+        };
+        let token_line = host.wait_for_line("dsh-tools mcp: bearer token ");
+        host.token = token_line.rsplit(' ').next().unwrap().to_owned();
+        let listening = host.wait_for_line("dsh-tools mcp: listening on http://127.0.0.1:");
+        let port = listening.rsplit(':').next().unwrap();
+        host.port = port.trim_end_matches("/mcp").parse().unwrap();
+        host
+    }
+
+    /// Its endpoint.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    /// The first stderr line (seen before or arriving within the patience) containing
+    /// `needle`.
+    pub fn wait_for_line(&mut self, needle: &str) -> String {
+        if let Some(line) = self.seen.iter().find(|line| line.contains(needle)) {
+            return line.clone();
+        }
+        let deadline = std::time::Instant::now() + PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no stderr line with {needle:?}: {:?}", self.seen));
+            self.seen.push(line.clone());
+            if line.contains(needle) {
+                return line;
+            }
+        }
+    }
+
+    /// Runs `tests/mcp-servers/http_client_check.py` with `spec` (its url and token added).
+    pub fn python(&self, mut spec: serde_json::Value) -> serde_json::Value {
+        spec["url"] = self.url().into();
+        spec["token"] = self.token.clone().into();
+        let output = Command::new(installed(".venv/bin/python"))
+            .arg(installed("http_client_check.py"))
+            .arg(spec.to_string())
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "client failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).unwrap()
+    }
+
+    /// One raw HTTP/1.1 POST to `path` with `headers`; (status, response head and body).
+    pub fn post(&self, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        let mut request = format!(
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+            self.port,
+            body.len()
+        );
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(body);
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        let status = answer
+            .split(' ')
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .unwrap_or(0);
+        (status, answer)
+    }
+
+    /// `Authorization: Bearer <its token>`.
+    pub fn bearer(&self) -> String {
+        format!("Bearer {}", self.token)
+    }
+}
+
+impl Drop for HttpHost {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An MCP `initialize` request body.
+pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;

@@ -3,14 +3,18 @@
 //! description carries the generated SDK), `both` lists both. Every call runs the full
 //! pipeline through [`ToolRuntime::execute`], with the client's `notifications/cancelled`
 //! as its abort signal. The pipeline's metrics (`tools/metrics` on the wire protocol) are
-//! the resource [`METRICS_URI`], so an MCP client can read them too.
+//! the resource [`METRICS_URI`], so an MCP client can read them too. Over Streamable HTTP
+//! ([`http`]) every MCP session is a front of its own in an agent scope of its own.
+
+pub mod http;
+mod session;
 
 use crate::code_mode::CodeMode;
 use crate::codegen::{run_code_description_in, run_code_input_schema_in};
 use crate::pipeline::ToolRuntime;
 use crate::pipeline::wrappers::Metrics;
 use crate::registry::RUN_CODE;
-use crate::tool::{Signal, ToolDefinition, ToolExecutionInput};
+use crate::tool::{AgentId, Signal, ToolDefinition, ToolExecutionInput};
 use dsh_tools_protocol::{CodeLanguage, PresentationMode};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -21,6 +25,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer, serve_server};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
+use session::SessionScope;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -38,7 +43,11 @@ pub struct McpFront {
     metrics: Arc<Metrics>,
     /// The Code Mode language of `run_code`'s description and SDK.
     language: CodeLanguage,
-    calls: AtomicU64,
+    calls: Arc<AtomicU64>,
+    /// The agent scope it lists and calls in (`None`: the host's own, over stdio).
+    scope: Option<AgentId>,
+    /// Closes `scope` when the last clone of the session's front is dropped.
+    _session: Option<Arc<SessionScope>>,
 }
 
 impl McpFront {
@@ -51,8 +60,25 @@ impl McpFront {
             mode,
             metrics,
             language: CodeLanguage::Typescript,
-            calls: AtomicU64::new(0),
+            calls: Arc::new(AtomicU64::new(0)),
+            scope: None,
+            _session: None,
         }
+    }
+
+    /// A front for one MCP session: the same runtime, mode and language in a fresh agent
+    /// scope `agent` (a child of the host's own), closed once the front is dropped.
+    pub fn session(&self, agent: AgentId) -> Result<McpFront, crate::registry::RegistryError> {
+        let scope = SessionScope::open(&self.runtime, agent.clone())?;
+        Ok(McpFront {
+            runtime: self.runtime.clone(),
+            mode: self.mode,
+            metrics: self.metrics.clone(),
+            language: self.language,
+            calls: self.calls.clone(),
+            scope: Some(agent),
+            _session: Some(Arc::new(scope)),
+        })
     }
 
     /// The metrics table as [`METRICS_URI`]'s JSON text (numbers in canonical form, as
@@ -74,7 +100,8 @@ impl McpFront {
         let mut tools = Vec::new();
         if self.mode != PresentationMode::Code {
             // Deferred tools are listed once a `search_tools` call loaded them.
-            for tool in self.runtime.registry().presented(None).listed() {
+            let scope = self.scope.as_ref();
+            for tool in self.runtime.registry().presented(scope).listed() {
                 tools.push(mcp_tool(
                     &tool.definition,
                     tool.definition.description.clone(),
@@ -82,9 +109,12 @@ impl McpFront {
             }
         }
         if self.mode != PresentationMode::Native
-            && let Some(run_code) = self.runtime.registry().resolve(RUN_CODE, None)
+            && let Some(run_code) = self
+                .runtime
+                .registry()
+                .resolve(RUN_CODE, self.scope.as_ref())
         {
-            let sdk = CodeMode::sdk_in(&self.runtime, None, self.language);
+            let sdk = CodeMode::sdk_in(&self.runtime, self.scope.as_ref(), self.language);
             let mut tool = mcp_tool(
                 &run_code.definition,
                 run_code_description_in(self.language, &sdk),
@@ -104,7 +134,8 @@ impl McpFront {
             .unwrap_or_else(|| Value::Object(Default::default()));
         let name: Arc<str> = Arc::from(request.name.as_ref());
         let input = ToolExecutionInput::new(format!("mcp-{number}"), name.clone(), arguments)
-            .with_signal(signal);
+            .with_signal(signal)
+            .with_agent(self.scope.clone());
         let result = self.runtime.execute(input).await;
         let content: Vec<ContentBlock> = result
             .content
@@ -125,7 +156,7 @@ impl McpFront {
         let structured = self
             .runtime
             .registry()
-            .resolve(&name, None)
+            .resolve(&name, self.scope.as_ref())
             .is_some_and(|tool| object_schema(&tool.definition.output.json_schema).is_some());
         if structured {
             answer.structured_content = result.value().cloned();
@@ -232,7 +263,7 @@ impl ServerHandler for McpFront {
         if self
             .runtime
             .registry()
-            .resolve(&request.name, None)
+            .resolve(&request.name, self.scope.as_ref())
             .is_none()
         {
             let message = format!("unknown tool \"{}\"", request.name);
