@@ -6,8 +6,11 @@ Steps: several sessions are opened (initialized) and kept open at once, then the
 in order, each in the session it names:
   '{"url": ..., "token": ..., "sessions": 2,
     "steps": [{"session": 0, "op": "list"},
-              {"session": 1, "op": "call", "name": ..., "arguments": {...}}]}'
-  -> {"servers": [<serverInfo.name>...], "steps": [<tool names> | <call result>...]}
+              {"session": 1, "op": "call", "name": ..., "arguments": {...}},
+              {"session": 0, "op": "waitListChanged"}]}'
+  -> {"servers": [<serverInfo.name>...], "steps": [<tool names> | <call result> |
+      <list_changed count once one arrived (10 s at most)>...],
+      "listChanged": [<list_changed notifications per session>...]}
 
 Load: `clients` sessions at once, each making `calls` calls of one tool one after another:
   '{"url": ..., "token": ..., "load": {"clients": 50, "calls": 20, "name": ..., "arguments": {...}}}'
@@ -16,6 +19,8 @@ Load: `clients` sessions at once, each making `calls` calls of one tool one afte
 
 import asyncio
 import contextlib
+
+import anyio
 import json
 import sys
 
@@ -33,17 +38,35 @@ def call_report(result):
     }
 
 
+class Changes:
+    """Counts one session's notifications/tools/list_changed."""
+
+    def __init__(self):
+        self.count = 0
+        self.arrived = anyio.Event()
+
+    async def on_message(self, message):
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            self.count += 1
+            self.arrived.set()
+
+
 @contextlib.asynccontextmanager
-async def session(spec, stack):
+async def session(spec, stack, changes=None):
     client = create_mcp_http_client(headers={"Authorization": f"Bearer {spec['token']}"})
     await stack.enter_async_context(client)
     read, write = await stack.enter_async_context(streamable_http_client(spec["url"], http_client=client))
-    opened = await stack.enter_async_context(ClientSession(read, write))
+    handler = changes.on_message if changes else None
+    opened = await stack.enter_async_context(ClientSession(read, write, message_handler=handler))
     init = await opened.initialize()
     yield opened, init
 
 
-async def step(opened, spec):
+async def step(opened, changes, spec):
+    if spec["op"] == "waitListChanged":
+        with anyio.move_on_after(10):
+            await changes.arrived.wait()
+        return changes.count
     if spec["op"] == "list":
         listed = await opened.list_tools()
         return [tool.name for tool in listed.tools]
@@ -56,15 +79,17 @@ async def step(opened, spec):
 
 async def steps(spec):
     async with contextlib.AsyncExitStack() as stack:
-        sessions, servers = [], []
+        sessions, servers, changes = [], [], []
         for _ in range(spec["sessions"]):
-            cm = session(spec, stack)
-            opened, init = await stack.enter_async_context(cm)
+            changes.append(Changes())
+            opened, init = await stack.enter_async_context(session(spec, stack, changes[-1]))
             sessions.append(opened)
             servers.append(init.server_info.name)
         report = {"servers": servers, "steps": []}
         for each in spec["steps"]:
-            report["steps"].append(await step(sessions[each["session"]], each))
+            index = each["session"]
+            report["steps"].append(await step(sessions[index], changes[index], each))
+        report["listChanged"] = [each.count for each in changes]
         return report
 
 

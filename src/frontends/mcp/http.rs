@@ -121,7 +121,7 @@ pub async fn serve_http(
     }
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(options.idle);
-    let front = Arc::new(front);
+    let front = Arc::new(front.announcing());
     let next = Arc::new(AtomicU64::new(0));
     let service = StreamableHttpService::new(
         move || {

@@ -22,19 +22,22 @@ use rmcp::model::{
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
     ResourceContents, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{RequestContext, RoleServer, serve_server};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, serve_server};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 use session::SessionScope;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, broadcast};
 use tokio_util::sync::CancellationToken;
 
 /// The resource holding the per-tool metrics table, as JSON in the shape of the wire
 /// protocol's `tools/metrics` result.
 pub const METRICS_URI: &str = "dsh-tools://metrics";
+
+/// Registry changes a slow session's announcer may fall behind by (then it announces once).
+const CHANGES_BUFFERED: usize = 64;
 
 /// The registry as an MCP server.
 pub struct McpFront {
@@ -47,7 +50,9 @@ pub struct McpFront {
     /// The agent scope it lists and calls in (`None`: the host's own, over stdio).
     scope: Option<AgentId>,
     /// Closes `scope` when the last clone of the session's front is dropped.
-    _session: Option<Arc<SessionScope>>,
+    session: Option<Arc<SessionScope>>,
+    /// Registry changes (the scope they concern), for the sessions' announcers.
+    changes: Option<broadcast::Sender<Option<AgentId>>>,
 }
 
 impl McpFront {
@@ -62,8 +67,21 @@ impl McpFront {
             language: CodeLanguage::Typescript,
             calls: Arc::new(AtomicU64::new(0)),
             scope: None,
-            _session: None,
+            session: None,
+            changes: None,
         }
+    }
+
+    /// The same front, its sessions announcing registry changes that concern their scope
+    /// with `notifications/tools/list_changed` (the stdio [`serve`] announces its own).
+    pub fn announcing(mut self) -> Self {
+        let (changes, _) = broadcast::channel(CHANGES_BUFFERED);
+        let sender = changes.clone();
+        self.runtime.registry().on_change(Arc::new(move |scope| {
+            let _ = sender.send(scope);
+        }));
+        self.changes = Some(changes);
+        self
     }
 
     /// A front for one MCP session: the same runtime, mode and language in a fresh agent
@@ -77,7 +95,8 @@ impl McpFront {
             language: self.language,
             calls: self.calls.clone(),
             scope: Some(agent),
-            _session: Some(Arc::new(scope)),
+            session: Some(Arc::new(scope)),
+            changes: self.changes.clone(),
         })
     }
 
@@ -208,6 +227,30 @@ fn as_object(schema: Value) -> JsonObject {
 }
 
 impl ServerHandler for McpFront {
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let (Some(changes), Some(session)) = (&self.changes, &self.session) else {
+            return;
+        };
+        let (mut changes, closed) = (changes.subscribe(), session.closed.clone());
+        let (scope, peer) = (self.scope.clone(), context.peer);
+        tokio::spawn(async move {
+            loop {
+                let change = tokio::select! {
+                    () = closed.cancelled() => return,
+                    change = changes.recv() => change,
+                };
+                let concerns = match change {
+                    Ok(changed) => changed.is_none() || changed == scope,
+                    Err(broadcast::error::RecvError::Lagged(_)) => true,
+                    Err(broadcast::error::RecvError::Closed) => return,
+                };
+                if concerns && peer.notify_tool_list_changed().await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()

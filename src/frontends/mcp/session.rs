@@ -6,11 +6,14 @@ use crate::pipeline::ToolRuntime;
 use crate::registry::RegistryError;
 use crate::tool::AgentId;
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 
 /// Closes its agent scope on drop.
 pub struct SessionScope {
     runtime: Arc<ToolRuntime>,
     agent: AgentId,
+    /// Cancelled on drop: ends the session's list-change announcer.
+    pub closed: CancellationToken,
 }
 
 impl SessionScope {
@@ -21,12 +24,14 @@ impl SessionScope {
         Ok(SessionScope {
             runtime: runtime.clone(),
             agent,
+            closed: CancellationToken::new(),
         })
     }
 }
 
 impl Drop for SessionScope {
     fn drop(&mut self) {
+        self.closed.cancel();
         match self.runtime.close_agent(&self.agent) {
             Ok(()) => {
                 tracing::info!(target: "mcp", "MCP session closed agent scope {}", self.agent);

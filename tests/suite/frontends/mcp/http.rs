@@ -1,7 +1,7 @@
 //! `dsh-tools mcp --http`, through the real binary: the official Python MCP client over
 //! Streamable HTTP lists, calls and runs code; two sessions open at once have their own
-//! agent scopes (a tool `search_tools` loads in one is listed there only), closed with
-//! their sessions; no or a wrong token is 401, a foreign Origin 403, an oversized body
+//! agent scopes (a tool `search_tools` loads in one is listed, and announced with
+//! `notifications/tools/list_changed`, there only), closed with their sessions; no or a wrong token is 401, a foreign Origin 403, an oversized body
 //! 413, a non-loopback bind refused without `--http-allow-remote`; an idle session
 //! expires; 50 concurrent clients × 20 calls are all answered.
 
@@ -73,7 +73,8 @@ fn two_sessions_at_once_have_their_own_scopes_closed_with_them() {
         { "session": 0, "op": "call", "name": "search_tools", "arguments": { "query": "select:grep" } },
         { "session": 0, "op": "list" },
         { "session": 1, "op": "list" },
-        { "session": 0, "op": "call", "name": "grep", "arguments": { "pattern": "hello" } }
+        { "session": 0, "op": "call", "name": "grep", "arguments": { "pattern": "hello" } },
+        { "session": 0, "op": "waitListChanged" }
     ] }));
     let steps = report["steps"].as_array().unwrap();
     assert_eq!(steps[0]["isError"], json!(false), "{}", steps[0]);
@@ -89,6 +90,9 @@ fn two_sessions_at_once_have_their_own_scopes_closed_with_them() {
     );
     assert_eq!(steps[3]["isError"], json!(false), "{}", steps[3]);
     assert!(text_of(&steps[3]).contains("note.txt"), "{}", steps[3]);
+    // The load changed session 0's listing only, and only session 0 was told.
+    assert_eq!(steps[4], json!(1));
+    assert_eq!(report["listChanged"], json!([1, 0]));
     // The client deleted both sessions on exit: their scopes are closed.
     for agent in ["mcp-http-1", "mcp-http-2"] {
         host.wait_for_line(&format!("MCP session opened agent scope {agent}"));
