@@ -101,6 +101,8 @@ pub struct Proxy {
     expire: Arc<AtomicBool>,
     /// Requests answered 404 by [`Proxy::expire_next_session`].
     pub expired: Arc<AtomicUsize>,
+    /// Forwarded requests whose body holds `notifications/cancelled`.
+    pub cancellations: Arc<AtomicUsize>,
 }
 
 impl Proxy {
@@ -115,6 +117,7 @@ impl Proxy {
             refused: Arc::default(),
             expire: Arc::default(),
             expired: Arc::default(),
+            cancellations: Arc::default(),
         };
         let expected = format!("bearer {}", token.to_ascii_lowercase());
         let (upstream, mode) = (proxy.upstream.clone(), proxy.mode.clone());
@@ -123,6 +126,7 @@ impl Proxy {
             refused: proxy.refused.clone(),
             expire: proxy.expire.clone(),
             expired: proxy.expired.clone(),
+            cancellations: proxy.cancellations.clone(),
         };
         std::thread::spawn(move || {
             for client in listener.incoming().flatten() {
@@ -166,6 +170,7 @@ struct Counters {
     refused: Arc<AtomicUsize>,
     expire: Arc<AtomicBool>,
     expired: Arc<AtomicUsize>,
+    cancellations: Arc<AtomicUsize>,
 }
 
 /// One client connection: its first request head is checked, rewritten to close the
@@ -250,8 +255,21 @@ fn serve(
     };
     upstream.write_all(format!("{}\r\n\r\n", rewritten.join("\r\n")).as_bytes())?;
     let (mut from_client, mut to_upstream) = (client.try_clone()?, upstream.try_clone()?);
+    let cancellations = counters.cancellations.clone();
     std::thread::spawn(move || {
-        let _ = std::io::copy(&mut from_client, &mut to_upstream);
+        // The request body, scanned for cancellations on the way (a client sends each
+        // notification in a POST of its own).
+        let mut body = Vec::new();
+        let mut chunk = [0u8; 8192];
+        while let Ok(read) = from_client.read(&mut chunk) {
+            if read == 0 || to_upstream.write_all(&chunk[..read]).is_err() {
+                break;
+            }
+            body.extend_from_slice(&chunk[..read]);
+        }
+        if String::from_utf8_lossy(&body).contains("notifications/cancelled") {
+            cancellations.fetch_add(1, Ordering::SeqCst);
+        }
         let _ = to_upstream.shutdown(Shutdown::Write);
     });
     let _ = std::io::copy(&mut upstream, &mut client);

@@ -3,7 +3,8 @@
 //! natively and from Code Mode; the token (from `${VAR}` in a header, or `bearerTokenEnv`)
 //! never shows in `mcp/status`; a session the server forgets is re-initialized; a killed
 //! server is reconnected; an unreachable URL, a
-//! refused token and an HTML answer each fail that server naming it while another works.
+//! refused token, an HTML answer and a TLS failure each fail that server naming it while
+//! another works; a deadline aborts a call with `notifications/cancelled`.
 
 #![allow(clippy::unwrap_used)]
 
@@ -119,6 +120,31 @@ fn a_killed_http_server_fails_its_calls_naming_it_and_is_reconnected() {
 }
 
 #[test]
+fn a_deadline_aborts_an_http_call_with_notifications_cancelled_and_the_server_stays_usable() {
+    let everything = Everything::start();
+    let proxy = Proxy::start(TOKEN, everything.port);
+    let config = json!({ "mcpServers": { "ev": { "url": proxy.url(), "bearerTokenEnv": "EV_TOKEN", "timeoutMs": 500 } } });
+    let mut host = Binary::serve_with_env(config, &[("EV_TOKEN", TOKEN)]);
+    host.wait_for_status(all_running);
+    let started = std::time::Instant::now();
+    let slow = execute(
+        &mut host,
+        "mcp__ev__trigger-long-running-operation",
+        json!({ "duration": 30, "steps": 30 }),
+    );
+    assert!(outcome(&slow).is_err(), "{slow}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{slow}"
+    );
+    eventually("notifications/cancelled to reach the server", || {
+        (proxy.cancellations.load(Ordering::SeqCst) >= 1).then_some(())
+    });
+    let echo = execute(&mut host, "mcp__ev__echo", json!({ "message": "after" }));
+    assert_eq!(outcome(&echo), Ok(json!("Echo: after")));
+}
+
+#[test]
 fn unreachable_refused_and_html_servers_fail_naming_themselves_while_another_works() {
     let everything = Everything::start();
     let good = Proxy::start(TOKEN, everything.port);
@@ -131,6 +157,7 @@ fn unreachable_refused_and_html_servers_fail_naming_themselves_while_another_wor
         "refused": { "url": wrong_token.url(), "bearerTokenEnv": "EV_TOKEN" },
         "html": { "url": html.url(), "bearerTokenEnv": "EV_TOKEN" },
         "dead": { "url": dead, "bearerTokenEnv": "EV_TOKEN", "timeoutMs": 2000 },
+        "tls": { "url": format!("https://127.0.0.1:{}/mcp", everything.port) },
         "unset": { "url": good.url(), "bearerTokenEnv": "NOT_SET_ANYWHERE" }
     } });
     let mut host = Binary::serve_with_env(config, &[("EV_TOKEN", TOKEN)]);
@@ -150,6 +177,14 @@ fn unreachable_refused_and_html_servers_fail_naming_themselves_while_another_wor
         dead_error.starts_with(&format!("could not connect to {dead}"))
             && dead_error.contains("Connection refused"),
         "{dead_error}"
+    );
+    let tls_error = error("tls");
+    assert!(
+        tls_error.starts_with(&format!(
+            "could not connect to https://127.0.0.1:{}/mcp",
+            everything.port
+        )) && tls_error.contains("corrupt message"),
+        "{tls_error}"
     );
     assert_eq!(
         error("unset"),
