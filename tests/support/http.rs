@@ -415,6 +415,13 @@ impl HttpHost {
         (status, answer)
     }
 
+    /// Sends SIGTERM and returns its exit code once it exited (within the patience).
+    pub fn terminate(&mut self) -> Option<i32> {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+        eventually("the host to exit", || self.child.try_wait().unwrap()).code()
+    }
+
     /// `Authorization: Bearer <its token>`.
     pub fn bearer(&self) -> String {
         format!("Bearer {}", self.token)

@@ -3,7 +3,7 @@
 //! agent scopes (a tool `search_tools` loads in one is listed, and announced with
 //! `notifications/tools/list_changed`, there only), closed with their sessions; no or a wrong token is 401, a foreign Origin 403, an oversized body
 //! 413, a non-loopback bind refused without `--http-allow-remote`; an idle session
-//! expires; 50 concurrent clients × 20 calls are all answered.
+//! expires; SIGTERM ends the server; 50 concurrent clients × 20 calls are all answered.
 
 #![allow(clippy::unwrap_used)]
 
@@ -196,6 +196,7 @@ fn an_idle_session_expires_and_closes_its_scope() {
     ];
     let (status, answer) = host.post("/mcp", &headers, ping);
     assert_eq!(status, 404, "{answer}");
+    assert_eq!(host.terminate(), Some(0), "SIGTERM ends the server cleanly");
 }
 
 #[test]
