@@ -44,6 +44,8 @@ fn main() -> anyhow::Result<()> {
     if !scenario.selected() {
         return Ok(());
     }
+    // reqwest is built without a crypto provider of its own (as in the host).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let root = std::env::temp_dir().join(format!("dsh-bench-mcp-http-{}", std::process::id()));
     std::fs::create_dir_all(&root)?;
     std::fs::write(root.join("note.txt"), "one line\n")?;
