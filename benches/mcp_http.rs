@@ -138,6 +138,13 @@ impl Host {
     }
 }
 
+impl Drop for Host {
+    /// A failed sample must not leave the host running.
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
 type Session = RunningService<RoleClient, ()>;
 
 /// `SESSIONS` initialized sessions.
