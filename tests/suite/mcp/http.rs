@@ -1,6 +1,6 @@
 //! Ingestion over Streamable HTTP, through the real binary: `server-everything` in its
 //! `streamableHttp` mode behind a loopback proxy that requires a bearer token, called
-//! natively and from Code Mode; the token (from `${VAR}` in a header, or `bearerTokenEnv`)
+//! natively and from Code Mode, its `list_changed` followed; the token (from `${VAR}` in a header, or `bearerTokenEnv`)
 //! never shows in `mcp/status`; a session the server forgets is re-initialized; a killed
 //! server is reconnected; an unreachable URL, a
 //! refused token, an HTML answer and a TLS failure each fail that server naming it while
@@ -57,6 +57,14 @@ fn an_http_server_behind_a_bearer_proxy_is_called_natively_and_from_code_mode() 
     assert_eq!(ev.transport, McpTransport::Http);
     assert!(ev.tools.iter().any(|t| t == "mcp__ev__get-sum"), "{ev:?}");
     assert_eq!(status_of(&status, "ev2").tools, ["mcp__ev2__echo"]);
+    // server-everything registers a tool once initialized and announces it with
+    // notifications/tools/list_changed (on the session's GET stream): the re-list has it.
+    host.wait_for_status(|all| {
+        status_of(all, "ev")
+            .tools
+            .iter()
+            .any(|t| t == "mcp__ev__simulate-research-query")
+    });
     let echo = execute(&mut host, "mcp__ev__echo", json!({ "message": "hi" }));
     assert_eq!(outcome(&echo), Ok(json!("Echo: hi")));
     let echo = execute(&mut host, "mcp__ev2__echo", json!({ "message": "two" }));
