@@ -307,18 +307,24 @@ pub struct HttpHost {
 impl HttpHost {
     /// Starts it with `config` and `extra` arguments; returns once it listens.
     pub fn start(name: &str, config: &serde_json::Value, extra: &[&str]) -> HttpHost {
+        HttpHost::start_with_env(name, config, extra, &[])
+    }
+
+    /// [`HttpHost::start`] with `env` added to the host's environment (logging at
+    /// `debug`, so that a test sees every line a secret could leak into).
+    pub fn start_with_env(
+        name: &str,
+        config: &serde_json::Value,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> HttpHost {
         let config = super::mcp::config_file(name, config);
         let mut child = Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
-            .args([
-                "mcp",
-                "--http",
-                "127.0.0.1:0",
-                "--log-level",
-                "info",
-                "--config",
-            ])
+            .args(["mcp", "--http", "127.0.0.1:0", "--log-level", "debug"])
+            .arg("--config")
             .arg(&config)
             .args(extra)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -4,11 +4,12 @@
 //! never shows in `mcp/status`; a session the server forgets is re-initialized; a killed
 //! server is reconnected; an unreachable URL, a
 //! refused token, an HTML answer and a TLS failure each fail that server naming it while
-//! another works; a deadline aborts a call with `notifications/cancelled`.
+//! another works; a deadline aborts a call with `notifications/cancelled`; the log never
+//! shows a header value or token.
 
 #![allow(clippy::unwrap_used)]
 
-use crate::support::http::{Everything, Mode, Proxy, eventually, free_port};
+use crate::support::http::{Everything, HttpHost, Mode, Proxy, eventually, free_port};
 use crate::support::mcp::{Binary, all_running};
 use dsh_tools_protocol::{McpServerState, McpServerStatus, McpTransport};
 use serde_json::{Value, json};
@@ -207,4 +208,28 @@ fn unreachable_refused_and_html_servers_fail_naming_themselves_while_another_wor
         json!({ "message": "still here" }),
     );
     assert_eq!(outcome(&echo), Ok(json!("Echo: still here")));
+}
+
+#[test]
+fn secrets_stay_out_of_the_log_while_servers_fail_and_work() {
+    let everything = Everything::start();
+    let good = Proxy::start(TOKEN, everything.port);
+    let refused = Proxy::start("another-token-value", everything.port);
+    let config = json!({ "mcpServers": {
+        "good": { "url": good.url(), "headers": { "Authorization": "Bearer ${EV_TOKEN}", "X-Key": "${EV_KEY}" } },
+        "refused": { "url": refused.url(), "headers": { "Authorization": "Bearer ${EV_TOKEN}", "X-Key": "${EV_KEY}" } }
+    } });
+    let env = [("EV_TOKEN", TOKEN), ("EV_KEY", "key-91b2c3d4")];
+    let mut host = HttpHost::start_with_env("http-secrets", &config, &[], &env);
+    host.wait_for_line("[refused] could not connect to");
+    let report = host.python(json!({ "sessions": 1, "steps": [
+        { "session": 0, "op": "call", "name": "mcp__good__echo", "arguments": { "message": "logged?" } }
+    ] }));
+    assert_eq!(report["steps"][0]["isError"], json!(false), "{report}");
+    for line in &host.seen {
+        assert!(
+            !line.contains(TOKEN) && !line.contains("key-91b2c3d4"),
+            "{line}"
+        );
+    }
 }
