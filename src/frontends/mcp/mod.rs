@@ -239,11 +239,19 @@ impl ServerHandler for McpFront {
                     () = closed.cancelled() => return,
                     change = changes.recv() => change,
                 };
-                let concerns = match change {
+                let mut concerns = match change {
                     Ok(changed) => changed.is_none() || changed == scope,
                     Err(broadcast::error::RecvError::Lagged(_)) => true,
                     Err(broadcast::error::RecvError::Closed) => return,
                 };
+                // A burst (a server re-listed, many registrations) is announced once.
+                loop {
+                    match changes.try_recv() {
+                        Ok(changed) => concerns |= changed.is_none() || changed == scope,
+                        Err(broadcast::error::TryRecvError::Lagged(_)) => concerns = true,
+                        Err(_) => break,
+                    }
+                }
                 if concerns && peer.notify_tool_list_changed().await.is_err() {
                     return;
                 }
