@@ -149,9 +149,74 @@ fn validate_name_globs(config: &HostConfig) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// Each server is either spawned (`command`, with `args`, `env`, `cwd`, `sandbox`) or
+/// remote (`url`, with `headers`, `bearerTokenEnv`); the URL is absolute `http(s)` and the
+/// header names are valid. (Header values are checked, after `${VAR}` expansion, when the
+/// server starts: the environment may change in between.)
+fn validate_mcp_servers(config: &HostConfig) -> Result<(), ConfigError> {
+    for (name, server) in &config.mcp_servers {
+        let field = format!("config.mcpServers.{name}");
+        let Some(url) = &server.url else {
+            if server.command.is_none() {
+                return Err(ConfigError(format!(
+                    "{field}: needs `command` (a program to spawn) or `url` (a Streamable HTTP endpoint)"
+                )));
+            }
+            let remote_only = [
+                ("headers", !server.headers.is_empty()),
+                ("bearerTokenEnv", server.bearer_token_env.is_some()),
+            ];
+            if let Some((key, _)) = remote_only.iter().find(|(_, set)| *set) {
+                return Err(ConfigError(format!(
+                    "{field}.{key}: only applies to `url` servers"
+                )));
+            }
+            continue;
+        };
+        let spawn_only = [
+            ("command", server.command.is_some()),
+            ("args", !server.args.is_empty()),
+            ("env", !server.env.is_empty()),
+            ("cwd", server.cwd.is_some()),
+            ("sandbox", server.sandbox.is_some()),
+        ];
+        if let Some((key, _)) = spawn_only.iter().find(|(_, set)| *set) {
+            return Err(ConfigError(format!(
+                "{field}.{key}: does not apply to a `url` server"
+            )));
+        }
+        let parsed = url.parse::<http::Uri>().ok();
+        let scheme = parsed.as_ref().and_then(|uri| uri.scheme_str());
+        let has_host = parsed.as_ref().and_then(|uri| uri.host()).is_some();
+        if !matches!(scheme, Some("http" | "https")) || !has_host {
+            return Err(ConfigError(format!(
+                "{field}.url: must be an absolute http:// or https:// URL"
+            )));
+        }
+        for header in server.headers.keys() {
+            if http::HeaderName::from_bytes(header.as_bytes()).is_err() {
+                return Err(ConfigError(format!(
+                    "{field}.headers: {header:?} is not a valid HTTP header name"
+                )));
+            }
+        }
+        if server
+            .bearer_token_env
+            .as_deref()
+            .is_some_and(str::is_empty)
+        {
+            return Err(ConfigError(format!(
+                "{field}.bearerTokenEnv: must name an environment variable"
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn validate(config: &HostConfig) -> Result<(), ConfigError> {
     validate_sandboxes(config)?;
     validate_name_globs(config)?;
+    validate_mcp_servers(config)?;
     let runtime = &config.code_runtime;
     let spill = &config.spill;
     let checks: [(bool, &str, &str); 16] = [
@@ -357,6 +422,38 @@ mod tests {
             (
                 json!({ "mcpServers": { "x": { "command": "x", "sandbox": { "readOnlyRoots": [""] } } } }),
                 "config.mcpServers.x.sandbox.readOnlyRoots: entries must be non-empty paths",
+            ),
+            (
+                json!({ "mcpServers": { "x": { "args": ["a"] } } }),
+                "config.mcpServers.x: needs `command` (a program to spawn) or `url` (a Streamable HTTP endpoint)",
+            ),
+            (
+                json!({ "mcpServers": { "x": { "url": "http://h/mcp", "command": "x" } } }),
+                "config.mcpServers.x.command: does not apply to a `url` server",
+            ),
+            (
+                json!({ "mcpServers": { "x": { "url": "http://h/mcp", "env": { "A": "b" } } } }),
+                "config.mcpServers.x.env: does not apply to a `url` server",
+            ),
+            (
+                json!({ "mcpServers": { "x": { "command": "x", "headers": { "a": "b" } } } }),
+                "config.mcpServers.x.headers: only applies to `url` servers",
+            ),
+            (
+                json!({ "mcpServers": { "x": { "url": "ftp://h/mcp" } } }),
+                "config.mcpServers.x.url: must be an absolute http:// or https:// URL",
+            ),
+            (
+                json!({ "mcpServers": { "x": { "url": "/mcp" } } }),
+                "config.mcpServers.x.url: must be an absolute http:// or https:// URL",
+            ),
+            (
+                json!({ "mcpServers": { "x": { "url": "http://h/mcp", "headers": { "bad header": "v" } } } }),
+                "config.mcpServers.x.headers: \"bad header\" is not a valid HTTP header name",
+            ),
+            (
+                json!({ "mcpServers": { "x": { "url": "http://h/mcp", "bearerTokenEnv": "" } } }),
+                "config.mcpServers.x.bearerTokenEnv: must name an environment variable",
             ),
         ];
         for (config, expected) in cases {

@@ -69,6 +69,26 @@ enum Command {
         /// `native`, `code` or `both` (default: the configured `tools.mode`).
         #[arg(long)]
         mode: Option<String>,
+        /// Serve over Streamable HTTP on ADDR (`127.0.0.1:PORT`; port 0 picks one) at
+        /// `/mcp`, to many clients, instead of stdio. The address and, unless
+        /// `--http-token-env`, a generated bearer token are printed to stderr.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
+        /// Allow a non-loopback `--http` address.
+        #[arg(long, requires = "http")]
+        http_allow_remote: bool,
+        /// Take the bearer token from this environment variable instead of generating one.
+        #[arg(long, value_name = "VAR", requires = "http")]
+        http_token_env: Option<String>,
+        /// A browser origin (`https://app.example:443`) allowed besides the loopback ones.
+        #[arg(long, value_name = "ORIGIN", requires = "http")]
+        http_allow_origin: Vec<String>,
+        /// Largest request body accepted, in bytes (larger ones get 413).
+        #[arg(long, value_name = "BYTES", default_value_t = 4 * 1024 * 1024)]
+        http_max_body: usize,
+        /// Seconds a session may stay idle before it expires (its agent scope closes).
+        #[arg(long, value_name = "SECS", default_value_t = 300)]
+        http_idle_secs: u64,
     },
     /// Sandbox diagnostics: `check` prints what the kernel supports and what each
     /// configured tool family would get (exit code 1 when one would refuse to start).
@@ -189,13 +209,33 @@ fn run() -> anyhow::Result<()> {
             std::io::Write::write_all(&mut std::io::stdout(), format!("{sdk}\n").as_bytes())?;
             Ok(())
         }
-        Command::Mcp { mode } => {
+        Command::Mcp {
+            mode,
+            http,
+            http_allow_remote,
+            http_token_env,
+            http_allow_origin,
+            http_max_body,
+            http_idle_secs,
+        } => {
             let mode = mode
                 .map(|m| serde_json::from_value(serde_json::Value::String(m)))
                 .transpose()
                 .map_err(|e| anyhow::anyhow!("--mode: {e}"))?;
+            let over_http = http
+                .map(|addr| {
+                    cli::http_options(
+                        addr,
+                        http_allow_remote,
+                        http_token_env.as_deref(),
+                        http_allow_origin,
+                        http_max_body,
+                        http_idle_secs,
+                    )
+                })
+                .transpose()?;
             let served = on_worker(&runtime, async move {
-                cli::serve_mcp(&parsed, mode, cli::on_terminate()).await
+                cli::serve_mcp(&parsed, mode, over_http, cli::on_terminate()).await
             })
             .and_then(|served| served);
             runtime.shutdown_background();

@@ -261,9 +261,22 @@ export type PermissionDefault = "allow" | "ask" | "deny";
 
 export type McpServerConfig = { 
 /**
- * Program to run.
+ * Program to run (stdio servers).
  */
-command: string, 
+command?: string, 
+/**
+ * Streamable HTTP endpoint (`http://` or `https://`) of a remote server.
+ */
+url?: string, 
+/**
+ * HTTP headers sent with every request to `url`; `${VAR}` in a value is replaced by
+ * the host's environment variable `VAR`. Values are secrets: never logged or echoed.
+ */
+headers?: { [key in string]: string }, 
+/**
+ * Environment variable holding a bearer token for `url` (`Authorization: Bearer …`).
+ */
+bearerTokenEnv?: string, 
 /**
  * Its arguments.
  */
@@ -1285,11 +1298,17 @@ agent?: string, };
 
 export type McpServerState = "disabled" | "starting" | "running" | "restarting" | "failed" | "stopped";
 
+export type McpTransport = "stdio" | "http";
+
 export type McpServerStatus = { 
 /**
  * The server's name (its key in `mcpServers`).
  */
 server: string, 
+/**
+ * How it is reached.
+ */
+transport: McpTransport, 
 /**
  * Lifecycle state.
  */

@@ -244,12 +244,27 @@ pub enum PermissionDefault {
     Deny,
 }
 
-/// One MCP server to spawn and ingest.
+/// One MCP server to ingest: a program spawned over stdio (`command`) or a remote server
+/// reached over Streamable HTTP (`url`); exactly one of the two.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct McpServerConfig {
-    /// Program to run.
-    pub command: String,
+    /// Program to run (stdio servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub command: Option<String>,
+    /// Streamable HTTP endpoint (`http://` or `https://`) of a remote server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub url: Option<String>,
+    /// HTTP headers sent with every request to `url`; `${VAR}` in a value is replaced by
+    /// the host's environment variable `VAR`. Values are secrets: never logged or echoed.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub headers: Map<String>,
+    /// Environment variable holding a bearer token for `url` (`Authorization: Bearer …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub bearer_token_env: Option<String>,
     /// Its arguments.
     #[serde(default)]
     pub args: Vec<String>,

@@ -108,6 +108,7 @@ macro_rules! wire_types {
             PresentCallParams,
             PresentResultParams,
             McpServerState,
+            McpTransport,
             McpServerStatus
         )
     };

@@ -22,12 +22,25 @@ pub enum McpServerState {
     Stopped,
 }
 
+/// How the host reaches an ingested MCP server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum McpTransport {
+    /// A child process spoken to over stdin/stdout (`command`).
+    #[default]
+    Stdio,
+    /// A remote server spoken to over Streamable HTTP (`url`).
+    Http,
+}
+
 /// One entry of `mcp/status`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct McpServerStatus {
     /// The server's name (its key in `mcpServers`).
     pub server: String,
+    /// How it is reached.
+    pub transport: McpTransport,
     /// Lifecycle state.
     pub state: McpServerState,
     /// The registered (callable) names of its tools, lexicographic.

@@ -67,19 +67,31 @@ async fn call(
     };
     match outcome {
         Ok(result) => normalize(server, tool, shape, result),
-        Err(ServiceError::McpError(error)) => Err(ToolError::new(format!(
+        Err(ServiceError::McpError(error)) => Err(ToolError::new(link.redact(format!(
             "MCP server \"{server}\" rejected the call to \"{tool}\" (error {}): {}",
             error.code.0, error.message
-        ))),
-        Err(ServiceError::TransportClosed | ServiceError::TransportSend(_)) => Err(ToolError::new(
-            format!("MCP server \"{server}\" closed the connection during the call to \"{tool}\""),
-        )),
+        )))),
+        Err(ServiceError::TransportClosed) => {
+            link.report_lost("the connection closed during a call");
+            Err(ToolError::new(format!(
+                "MCP server \"{server}\" closed the connection during the call to \"{tool}\""
+            )))
+        }
+        Err(ServiceError::TransportSend(error)) => {
+            // A remote server that went away, answered an HTTP error or no longer knows
+            // the session: its supervisor reconnects.
+            let why = link.redact(super::remote::describe(&error));
+            link.report_lost(&format!("a call failed on the transport: {why}"));
+            Err(ToolError::new(format!(
+                "MCP server \"{server}\" could not be reached for the call to \"{tool}\": {why}"
+            )))
+        }
         Err(ServiceError::UnexpectedResponse) => Err(ToolError::new(format!(
             "MCP server \"{server}\" answered the call to \"{tool}\" with something other than a tool result"
         ))),
-        Err(other) => Err(ToolError::new(format!(
+        Err(other) => Err(ToolError::new(link.redact(format!(
             "MCP server \"{server}\" failed the call to \"{tool}\": {other}"
-        ))),
+        )))),
     }
 }
 

@@ -13,6 +13,17 @@ pub struct ClientEvents {
     pub list_changed: Arc<Notify>,
 }
 
+impl ClientEvents {
+    /// Events whose `list_changed` is the returned signal.
+    pub fn new() -> (ClientEvents, Arc<Notify>) {
+        let list_changed = Arc::new(Notify::new());
+        let events = ClientEvents {
+            list_changed: list_changed.clone(),
+        };
+        (events, list_changed)
+    }
+}
+
 impl ClientHandler for ClientEvents {
     async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
         self.list_changed.notify_one();

@@ -122,6 +122,7 @@ mod tests {
     fn check(raw: Value, input: Value, output: Value, warnings: &[&str]) {
         let link = Link::new(
             "s",
+            dsh_tools_protocol::McpTransport::Stdio,
             McpServerState::Running,
             Arc::new(tokio::sync::watch::Sender::new(0)),
         );
@@ -187,6 +188,7 @@ mod tests {
     fn annotations_become_policy_hints() {
         let link = Link::new(
             "s",
+            dsh_tools_protocol::McpTransport::Stdio,
             McpServerState::Running,
             Arc::new(tokio::sync::watch::Sender::new(0)),
         );

@@ -1,18 +1,28 @@
 //! One configured server as its tools and the status method see it: the live client
-//! connection (absent while the server is down) and its status.
+//! connection (absent while the server is down), its status, the secrets (header values,
+//! tokens) redacted from every text it shows, and the signal by which a failed call tells
+//! the supervisor of a remote server that the connection is gone.
 
-use dsh_tools_protocol::{McpServerState, McpServerStatus};
+use dsh_tools_protocol::{McpServerState, McpServerStatus, McpTransport};
 use parking_lot::{Mutex, RwLock};
 use rmcp::RoleClient;
 use rmcp::service::Peer;
 use std::sync::Arc;
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
+
+/// The live connection and its loss signal.
+struct Live {
+    peer: Peer<RoleClient>,
+    lost: Arc<Notify>,
+}
 
 /// Shared between the server's supervisor (which writes) and its tool bodies (which read).
 pub struct Link {
     /// The server's name (its `mcpServers` key).
     pub name: Arc<str>,
-    peer: RwLock<Option<Peer<RoleClient>>>,
+    live: RwLock<Option<Live>>,
+    lost_because: Mutex<Option<String>>,
+    secrets: RwLock<Vec<String>>,
     status: Mutex<McpServerStatus>,
     last_stderr: Mutex<Option<String>>,
     /// Bumped after every status change (shared by all servers of a host).
@@ -22,12 +32,20 @@ pub struct Link {
 impl Link {
     /// A server that has not started yet (or never will, when disabled); `changed` is
     /// bumped after every status change.
-    pub fn new(name: &str, state: McpServerState, changed: Arc<watch::Sender<u64>>) -> Arc<Self> {
+    pub fn new(
+        name: &str,
+        transport: McpTransport,
+        state: McpServerState,
+        changed: Arc<watch::Sender<u64>>,
+    ) -> Arc<Self> {
         Arc::new(Link {
             name: Arc::from(name),
-            peer: RwLock::new(None),
+            live: RwLock::new(None),
+            lost_because: Mutex::new(None),
+            secrets: RwLock::new(Vec::new()),
             status: Mutex::new(McpServerStatus {
                 server: name.to_string(),
+                transport,
                 state,
                 tools: Vec::new(),
                 warnings: Vec::new(),
@@ -40,12 +58,43 @@ impl Link {
 
     /// The live connection, if the server is running.
     pub fn peer(&self) -> Option<Peer<RoleClient>> {
-        self.peer.read().clone()
+        self.live.read().as_ref().map(|live| live.peer.clone())
     }
 
-    /// Installs or clears the live connection.
-    pub fn set_peer(&self, peer: Option<Peer<RoleClient>>) {
-        *self.peer.write() = peer;
+    /// Installs or clears the live connection; an installed one comes with the signal that
+    /// [`report_lost`](Self::report_lost) raises for it (and only for it).
+    pub fn set_peer(&self, peer: Option<(Peer<RoleClient>, Arc<Notify>)>) {
+        *self.lost_because.lock() = None;
+        *self.live.write() = peer.map(|(peer, lost)| Live { peer, lost });
+    }
+
+    /// A call found the connection unusable (a remote server that went away, a session
+    /// it no longer knows): wakes the supervisor, which reconnects.
+    pub fn report_lost(&self, why: &str) {
+        if let Some(live) = self.live.read().as_ref() {
+            self.lost_because
+                .lock()
+                .get_or_insert_with(|| why.to_owned());
+            live.lost.notify_one();
+        }
+    }
+
+    /// Why the connection was reported lost.
+    pub fn lost_because(&self) -> String {
+        self.lost_because
+            .lock()
+            .clone()
+            .unwrap_or_else(|| "the connection was lost".to_owned())
+    }
+
+    /// Sets the values [`redact`](Self::redact) removes.
+    pub fn set_secrets(&self, secrets: Vec<String>) {
+        *self.secrets.write() = secrets;
+    }
+
+    /// `text` with every secret of the server replaced by `***`.
+    pub fn redact(&self, text: String) -> String {
+        super::remote::redact(&self.secrets.read(), text)
     }
 
     /// A snapshot of the status.
@@ -53,9 +102,15 @@ impl Link {
         self.status.lock().clone()
     }
 
-    /// Applies `change` to the status and wakes waiters.
+    /// Applies `change` to the status (its error text redacted) and wakes waiters.
     pub fn update(&self, change: impl FnOnce(&mut McpServerStatus)) {
-        change(&mut self.status.lock());
+        {
+            let mut status = self.status.lock();
+            change(&mut status);
+            if let Some(error) = status.last_error.take() {
+                status.last_error = Some(self.redact(error));
+            }
+        }
         self.changed.send_modify(|generation| *generation += 1);
     }
 
@@ -130,7 +185,12 @@ mod tests {
             ),
         ];
         for (state, error, expected) in cases {
-            let link = Link::new("t", state, Arc::new(watch::Sender::new(0)));
+            let link = Link::new(
+                "t",
+                McpTransport::Stdio,
+                state,
+                Arc::new(watch::Sender::new(0)),
+            );
             link.update(|s| s.last_error = error.map(str::to_string));
             assert_eq!(link.unavailable(), expected);
         }
@@ -139,7 +199,12 @@ mod tests {
     #[test]
     fn every_update_wakes_subscribers() {
         let changed = Arc::new(watch::Sender::new(0));
-        let link = Link::new("t", McpServerState::Starting, changed.clone());
+        let link = Link::new(
+            "t",
+            McpTransport::Http,
+            McpServerState::Starting,
+            changed.clone(),
+        );
         let mut changes = changed.subscribe();
         link.update(|s| s.state = McpServerState::Running);
         assert!(changes.has_changed().unwrap());

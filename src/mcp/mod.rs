@@ -40,13 +40,16 @@ mod definition;
 mod link;
 mod names;
 mod process;
+mod remote;
 mod supervisor;
 
 pub use names::registered_name;
 
 use crate::process::sandbox::{families, kernel_support};
 use crate::registry::Registry;
-use dsh_tools_protocol::{McpServerConfig, McpServerState, McpServerStatus, SandboxConfig};
+use dsh_tools_protocol::{
+    McpServerConfig, McpServerState, McpServerStatus, McpTransport, SandboxConfig,
+};
 use link::Link;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
@@ -101,13 +104,22 @@ impl McpHost {
             tracing::warn!(target: "mcp", "MCP servers were already started; ignoring a second start");
             return;
         }
+        if configs.values().any(|config| config.url.is_some()) {
+            // reqwest is built without a crypto provider of its own (no C toolchain for
+            // aws-lc at build time); `ring`'s is installed once, for every https server.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
         for (name, config) in configs {
             let state = if config.enabled {
                 McpServerState::Starting
             } else {
                 McpServerState::Disabled
             };
-            let link = Link::new(name, state, self.changed.clone());
+            let transport = match config.url {
+                Some(_) => McpTransport::Http,
+                None => McpTransport::Stdio,
+            };
+            let link = Link::new(name, transport, state, self.changed.clone());
             let (settled_tx, settled) = watch::channel(!config.enabled);
             let task = config.enabled.then(|| {
                 let supervisor = Supervisor {

@@ -46,8 +46,9 @@ pub fn spawn(
     config: &McpServerConfig,
     sandbox: &Sandbox,
 ) -> Result<Spawned, String> {
+    let program = config.command.as_deref().unwrap_or_default();
     let confinement = sandbox.confine(None).map_err(|e| e.to_string())?;
-    let mut command = Command::new(&config.command);
+    let mut command = Command::new(program);
     command
         .args(&config.args)
         .env_clear()
@@ -64,12 +65,12 @@ pub fn spawn(
         command.current_dir(cwd);
     }
     let mut group = ProcessGroup::spawn(&mut command, &confinement)
-        .map_err(|e| format!("could not start `{}`: {e}", config.command))?;
+        .map_err(|e| format!("could not start `{program}`: {e}"))?;
     let child = group.child();
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
-        return Err(format!("`{}` started without piped stdio", config.command));
+        return Err(format!("`{program}` started without piped stdio"));
     };
     let name = link.name.clone();
     let link = Arc::downgrade(link);

@@ -1,15 +1,20 @@
-//! One task per configured server: spawn, handshake, list and register, follow
-//! `list_changed`, notice a crash, restart with bounded backoff, and stop on shutdown with
-//! the child terminated and reaped.
+//! One task per configured server: spawn (or connect over Streamable HTTP), handshake,
+//! list and register, follow `list_changed`, notice a crash (a child's exit; a remote
+//! server's failed call or ping), restart with backoff, and stop on shutdown with the
+//! child terminated and reaped (a remote session deleted).
 
 use super::catalog::{Catalog, list_all};
 use super::client::ClientEvents;
 use super::link::Link;
 use super::process::{self, ServerProcess};
+use super::remote::{Remote, describe_handshake};
 use crate::registry::Registry;
 use dsh_tools_protocol::{McpServerConfig, McpServerState};
 use rmcp::RoleClient;
-use rmcp::service::{RunningService, serve_client};
+use rmcp::model::{ClientRequest, CustomRequest};
+use rmcp::service::{Peer, RunningService, serve_client};
+use rmcp::transport::IntoTransport;
+use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -30,6 +35,14 @@ const MAX_ATTEMPTS: u32 = 5;
 const FIRST_BACKOFF: Duration = Duration::from_millis(200);
 /// A server that ran this long before exiting starts a fresh series of attempts.
 const STABLE_AFTER: Duration = Duration::from_secs(30);
+/// The longest backoff: a remote server is retried at least this often, without end (an
+/// outage of a hosted server is usually temporary; a local command that cannot start is
+/// not, which is why stdio servers give up after [`MAX_ATTEMPTS`]).
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+/// How often an idle remote server is pinged, so that its loss shows without a call.
+const PING_EVERY: Duration = Duration::from_secs(15);
+/// How long a ping or a session's closing may take.
+const PING_DEADLINE: Duration = Duration::from_secs(10);
 
 /// Supervises one server until `stop` fires.
 pub struct Supervisor {
@@ -47,11 +60,30 @@ pub struct Supervisor {
     pub settled: watch::Sender<bool>,
 }
 
+/// How a connected server is reached.
+enum Endpoint {
+    /// A spawned child on stdio.
+    Child(ServerProcess),
+    /// A remote server over Streamable HTTP; `lost` is raised by a call that failed on
+    /// the transport.
+    Remote { lost: Arc<Notify> },
+}
+
 /// A connected server.
 struct Connection {
-    process: ServerProcess,
+    endpoint: Endpoint,
     client: RunningService<RoleClient, ClientEvents>,
     list_changed: Arc<Notify>,
+}
+
+/// What a handshake and first listing produced.
+type Started = (RunningService<RoleClient, ClientEvents>, Vec<Value>);
+
+/// How a startup within its deadline went.
+enum Startup {
+    Ready(Started),
+    Failed(String),
+    TimedOut(String),
 }
 
 /// What woke a running server's supervisor.
@@ -72,20 +104,42 @@ enum Ended {
 impl Supervisor {
     /// Runs until shutdown; the child is reaped before this returns.
     pub async fn run(self) {
+        let remote = match self.config.url {
+            Some(_) => match Remote::resolve(&self.config, |var| std::env::var(var).ok()) {
+                Ok(remote) => {
+                    self.link.set_secrets(remote.secrets());
+                    Some(remote)
+                }
+                Err(error) => {
+                    // A configuration problem: no attempt could succeed.
+                    tracing::warn!(target: "mcp", "[{}] {error}", self.link.name);
+                    self.link.update(|s| {
+                        s.state = McpServerState::Failed;
+                        s.last_error = Some(error);
+                    });
+                    self.settled.send_replace(true);
+                    self.stop.cancelled().await;
+                    self.link.update(|s| s.state = McpServerState::Stopped);
+                    return;
+                }
+            },
+            None => None,
+        };
         let mut catalog = Catalog::default();
         let mut failures = 0u32;
         loop {
             let started = Instant::now();
-            let ended = self.attempt(&mut catalog).await;
+            let ended = self.attempt(remote.as_ref(), &mut catalog).await;
             self.link.set_peer(None);
             let Ended::Failed(error) = ended else { break };
+            let error = self.link.redact(error);
             tracing::warn!(target: "mcp", "[{}] {error}", self.link.name);
             failures = if started.elapsed() >= STABLE_AFTER {
                 1
             } else {
                 failures + 1
             };
-            let state = if failures >= MAX_ATTEMPTS {
+            let state = if remote.is_none() && failures >= MAX_ATTEMPTS {
                 McpServerState::Failed
             } else {
                 McpServerState::Restarting
@@ -99,7 +153,7 @@ impl Supervisor {
                 self.stop.cancelled().await;
                 return;
             }
-            let backoff = FIRST_BACKOFF * 2u32.pow(failures - 1);
+            let backoff = (FIRST_BACKOFF * 2u32.pow((failures - 1).min(16))).min(MAX_BACKOFF);
             if self
                 .until_stopped(tokio::time::sleep(backoff))
                 .await
@@ -112,87 +166,127 @@ impl Supervisor {
     }
 
     /// One life of the server: start it, serve its tools until it exits or the host stops.
-    async fn attempt(&self, catalog: &mut Catalog) -> Ended {
-        let mut connection = match self.connect(catalog).await {
+    async fn attempt(&self, remote: Option<&Remote>, catalog: &mut Catalog) -> Ended {
+        let connected = match remote {
+            Some(remote) => self.connect_remote(remote, catalog).await,
+            None => self.connect_child(catalog).await,
+        };
+        let mut connection = match connected {
             Ok(connection) => connection,
             Err(ended) => return ended,
         };
         self.settled.send_replace(true);
+        let peer = connection.client.peer().clone();
         loop {
             let event = tokio::select! {
                 () = self.stop.cancelled() => Event::Stop,
-                how = connection.process.exited() => Event::Exited(how),
+                how = ended(&mut connection.endpoint, &self.link, &peer) => Event::Exited(how),
                 () = connection.list_changed.notified() => Event::ListChanged,
             };
             match event {
                 Event::Stop => {
-                    let _ = connection.client.close().await;
-                    connection.process.terminate().await;
+                    let _ = tokio::time::timeout(PING_DEADLINE, connection.client.close()).await;
+                    if let Endpoint::Child(process) = connection.endpoint {
+                        process.terminate().await;
+                    }
                     return Ended::Stopped;
                 }
                 Event::Exited(how) => {
-                    let _ = connection.client.close().await;
-                    return Ended::Failed(self.link.with_stderr(format!("the server {how}")));
+                    let _ = tokio::time::timeout(PING_DEADLINE, connection.client.close()).await;
+                    return Ended::Failed(self.link.with_stderr(how));
                 }
-                Event::ListChanged => {
-                    let peer = connection.client.peer().clone();
-                    match self.until_stopped(list_all(&peer)).await {
-                        Some(Ok(listed)) => self.publish(catalog, listed),
-                        Some(Err(e)) => self.link.update(|s| s.last_error = Some(e)),
-                        None => {}
-                    }
-                }
+                Event::ListChanged => match self.until_stopped(list_all(&peer)).await {
+                    Some(Ok(listed)) => self.publish(catalog, listed),
+                    Some(Err(e)) => self.link.update(|s| s.last_error = Some(e)),
+                    None => {}
+                },
             }
         }
     }
 
+    /// The handshake and first listing deadline.
+    fn startup_deadline(&self) -> Duration {
+        self.config
+            .timeout_ms
+            .map(|ms| Duration::from_millis(ms).max(STARTUP_FLOOR))
+            .unwrap_or(DEFAULT_STARTUP)
+    }
+
+    /// `startup` within the startup deadline: `None` when the host stopped first.
+    async fn start(
+        &self,
+        startup: impl Future<Output = Result<Started, String>>,
+    ) -> Option<Startup> {
+        let deadline = self.startup_deadline();
+        let outcome = tokio::select! {
+            () = self.stop.cancelled() => return None,
+            outcome = tokio::time::timeout(deadline, startup) => outcome,
+        };
+        Some(match outcome {
+            Ok(Ok(started)) => Startup::Ready(started),
+            Ok(Err(e)) => Startup::Failed(e),
+            Err(_) => Startup::TimedOut(format!(
+                "the server did not complete the MCP handshake and tools/list within {} ms",
+                deadline.as_millis()
+            )),
+        })
+    }
+
+    /// Connects to a remote server over Streamable HTTP, then publishes its tools.
+    async fn connect_remote(
+        &self,
+        remote: &Remote,
+        catalog: &mut Catalog,
+    ) -> Result<Connection, Ended> {
+        let (events, list_changed) = ClientEvents::new();
+        match self.start(handshake(events, remote.transport())).await {
+            None => Err(Ended::Stopped),
+            Some(Startup::Ready((client, listed))) => {
+                let lost = Arc::new(Notify::new());
+                self.link
+                    .set_peer(Some((client.peer().clone(), lost.clone())));
+                self.publish(catalog, listed);
+                Ok(Connection {
+                    endpoint: Endpoint::Remote { lost },
+                    client,
+                    list_changed,
+                })
+            }
+            Some(Startup::Failed(e) | Startup::TimedOut(e)) => Err(Ended::Failed(format!(
+                "could not connect to {}: {e}",
+                remote.shown_url()
+            ))),
+        }
+    }
+
     /// Spawns, handshakes and lists within the startup deadline, then publishes the tools.
-    async fn connect(&self, catalog: &mut Catalog) -> Result<Connection, Ended> {
+    async fn connect_child(&self, catalog: &mut Catalog) -> Result<Connection, Ended> {
         let spawned =
             process::spawn(&self.link, &self.config, &self.sandbox).map_err(Ended::Failed)?;
         let mut process = spawned.process;
-        let list_changed = Arc::new(Notify::new());
-        let events = ClientEvents {
-            list_changed: list_changed.clone(),
-        };
-        let deadline = self
-            .config
-            .timeout_ms
-            .map(|ms| Duration::from_millis(ms).max(STARTUP_FLOOR))
-            .unwrap_or(DEFAULT_STARTUP);
-        let startup = async {
-            let client = serve_client(events, (spawned.stdout, spawned.stdin))
-                .await
-                .map_err(|e| format!("the MCP handshake failed: {e}"))?;
-            let listed = list_all(client.peer()).await?;
-            Ok::<_, String>((client, listed))
-        };
-        let outcome = tokio::select! {
-            () = self.stop.cancelled() => None,
-            outcome = tokio::time::timeout(deadline, startup) => Some(outcome),
-        };
-        let failure = match outcome {
+        let (events, list_changed) = ClientEvents::new();
+        let startup = handshake(events, (spawned.stdout, spawned.stdin));
+        let failure = match self.start(startup).await {
             None => {
                 process.terminate().await;
                 return Err(Ended::Stopped);
             }
-            Some(Ok(Ok((client, listed)))) => {
-                self.link.set_peer(Some(client.peer().clone()));
+            Some(Startup::Ready((client, listed))) => {
+                // A child's loss shows as its exit: nothing waits on this signal.
+                let lost = Arc::new(Notify::new());
+                self.link.set_peer(Some((client.peer().clone(), lost)));
                 self.publish(catalog, listed);
                 return Ok(Connection {
-                    process,
+                    endpoint: Endpoint::Child(process),
                     client,
                     list_changed,
                 });
             }
-            Some(Ok(Err(e))) => match process.exit_within(EXIT_REPORT).await {
+            Some(Startup::Failed(e)) => match process.exit_within(EXIT_REPORT).await {
                 Some(how) => format!("the server {how} before it was ready"),
                 None => e,
             },
-            Some(Err(_)) => format!(
-                "the server did not complete the MCP handshake and tools/list within {} ms",
-                deadline.as_millis()
-            ),
+            Some(Startup::TimedOut(e)) => e,
         };
         process.terminate().await;
         Err(Ended::Failed(self.link.with_stderr(failure)))
@@ -216,5 +310,43 @@ impl Supervisor {
             () = self.stop.cancelled() => None,
             output = work => Some(output),
         }
+    }
+}
+
+/// Handshakes over `transport` and lists every tool.
+async fn handshake<T, E, A>(events: ClientEvents, transport: T) -> Result<Started, String>
+where
+    T: IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let client = serve_client(events, transport)
+        .await
+        .map_err(|e| format!("the MCP handshake failed: {}", describe_handshake(&e)))?;
+    let listed = list_all(client.peer()).await?;
+    Ok((client, listed))
+}
+
+/// Resolves when the connected server is gone, saying how: a child's exit; for a remote
+/// server, a call that failed on the transport or an unanswered ping.
+async fn ended(endpoint: &mut Endpoint, link: &Link, peer: &Peer<RoleClient>) -> String {
+    match endpoint {
+        Endpoint::Child(process) => format!("the server {}", process.exited().await),
+        Endpoint::Remote { lost } => loop {
+            tokio::select! {
+                () = lost.notified() => return link.lost_because(),
+                () = tokio::time::sleep(PING_EVERY) => {}
+            }
+            let ping = ClientRequest::CustomRequest(CustomRequest::new("ping", None));
+            match tokio::time::timeout(PING_DEADLINE, peer.send_request(ping)).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => return format!("the server stopped answering: {e}"),
+                Err(_) => {
+                    return format!(
+                        "the server did not answer a ping within {} ms",
+                        PING_DEADLINE.as_millis()
+                    );
+                }
+            }
+        },
     }
 }

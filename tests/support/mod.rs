@@ -6,6 +6,7 @@ pub mod builtins;
 pub mod catalog;
 pub mod code;
 pub mod discovery;
+pub mod http;
 pub mod mcp;
 pub mod pipeline;
 pub mod policy;

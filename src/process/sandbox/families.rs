@@ -67,7 +67,7 @@ pub fn mcp_server(
 }
 
 /// Every configured family's sandbox: `bash` when it is registered (with a usable `cwd`),
-/// Python when it is loaded, and each enabled MCP server.
+/// Python when it is loaded, and each enabled spawned MCP server.
 pub fn report(config: &HostConfig, support: &SandboxSupport) -> SandboxReport {
     let global = &config.sandbox;
     let bash_sandbox = config
@@ -86,7 +86,8 @@ pub fn report(config: &HostConfig, support: &SandboxSupport) -> SandboxReport {
     let mcp_servers = config
         .mcp_servers
         .iter()
-        .filter(|(_, server)| server.enabled)
+        // A remote (`url`) server runs no process here: nothing to sandbox.
+        .filter(|(_, server)| server.enabled && server.url.is_none())
         .map(|(name, server)| {
             let sandbox = mcp_server(global, name, server, support);
             (name.clone(), sandbox.report())

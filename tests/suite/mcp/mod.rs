@@ -1,6 +1,7 @@
 //! Integration tests of `mcp`.
 
 mod fixture;
+mod http;
 mod ingest;
 mod lifecycle;
 mod sandbox;

@@ -1,4 +1,5 @@
 //! Integration tests of `frontends::mcp`.
 
+mod http;
 mod policy;
 mod serve;

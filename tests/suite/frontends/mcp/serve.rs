@@ -190,6 +190,7 @@ fn the_wire_protocol_reports_mcp_status_and_announces_list_changes() {
         serde_json::to_value(time_status).unwrap(),
         json!({
             "server": "time",
+            "transport": "stdio",
             "state": "running",
             "tools": ["mcp__time__convert_time", "mcp__time__get_current_time"],
             "warnings": ["tool \"convert_time\": outputSchema goes beyond the enforced subset (outputSchema: unsupported keyword \"$defs\"); its structured output is accepted as any JSON (`JsonValue` in the SDK)"]

@@ -3,14 +3,18 @@
 //! description carries the generated SDK), `both` lists both. Every call runs the full
 //! pipeline through [`ToolRuntime::execute`], with the client's `notifications/cancelled`
 //! as its abort signal. The pipeline's metrics (`tools/metrics` on the wire protocol) are
-//! the resource [`METRICS_URI`], so an MCP client can read them too.
+//! the resource [`METRICS_URI`], so an MCP client can read them too. Over Streamable HTTP
+//! ([`http`]) every MCP session is a front of its own in an agent scope of its own.
+
+pub mod http;
+mod session;
 
 use crate::code_mode::CodeMode;
 use crate::codegen::{run_code_description_in, run_code_input_schema_in};
 use crate::pipeline::ToolRuntime;
 use crate::pipeline::wrappers::Metrics;
 use crate::registry::RUN_CODE;
-use crate::tool::{Signal, ToolDefinition, ToolExecutionInput};
+use crate::tool::{AgentId, Signal, ToolDefinition, ToolExecutionInput};
 use dsh_tools_protocol::{CodeLanguage, PresentationMode};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -18,18 +22,22 @@ use rmcp::model::{
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
     ResourceContents, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{RequestContext, RoleServer, serve_server};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, serve_server};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
+use session::SessionScope;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, broadcast};
 use tokio_util::sync::CancellationToken;
 
 /// The resource holding the per-tool metrics table, as JSON in the shape of the wire
 /// protocol's `tools/metrics` result.
 pub const METRICS_URI: &str = "dsh-tools://metrics";
+
+/// Registry changes a slow session's announcer may fall behind by (then it announces once).
+const CHANGES_BUFFERED: usize = 64;
 
 /// The registry as an MCP server.
 pub struct McpFront {
@@ -38,7 +46,13 @@ pub struct McpFront {
     metrics: Arc<Metrics>,
     /// The Code Mode language of `run_code`'s description and SDK.
     language: CodeLanguage,
-    calls: AtomicU64,
+    calls: Arc<AtomicU64>,
+    /// The agent scope it lists and calls in (`None`: the host's own, over stdio).
+    scope: Option<AgentId>,
+    /// Closes `scope` when the last clone of the session's front is dropped.
+    session: Option<Arc<SessionScope>>,
+    /// Registry changes (the scope they concern), for the sessions' announcers.
+    changes: Option<broadcast::Sender<Option<AgentId>>>,
 }
 
 impl McpFront {
@@ -51,8 +65,39 @@ impl McpFront {
             mode,
             metrics,
             language: CodeLanguage::Typescript,
-            calls: AtomicU64::new(0),
+            calls: Arc::new(AtomicU64::new(0)),
+            scope: None,
+            session: None,
+            changes: None,
         }
+    }
+
+    /// The same front, its sessions announcing registry changes that concern their scope
+    /// with `notifications/tools/list_changed` (the stdio [`serve`] announces its own).
+    pub fn announcing(mut self) -> Self {
+        let (changes, _) = broadcast::channel(CHANGES_BUFFERED);
+        let sender = changes.clone();
+        self.runtime.registry().on_change(Arc::new(move |scope| {
+            let _ = sender.send(scope);
+        }));
+        self.changes = Some(changes);
+        self
+    }
+
+    /// A front for one MCP session: the same runtime, mode and language in a fresh agent
+    /// scope `agent` (a child of the host's own), closed once the front is dropped.
+    pub fn session(&self, agent: AgentId) -> Result<McpFront, crate::registry::RegistryError> {
+        let scope = SessionScope::open(&self.runtime, agent.clone())?;
+        Ok(McpFront {
+            runtime: self.runtime.clone(),
+            mode: self.mode,
+            metrics: self.metrics.clone(),
+            language: self.language,
+            calls: self.calls.clone(),
+            scope: Some(agent),
+            session: Some(Arc::new(scope)),
+            changes: self.changes.clone(),
+        })
     }
 
     /// The metrics table as [`METRICS_URI`]'s JSON text (numbers in canonical form, as
@@ -74,7 +119,8 @@ impl McpFront {
         let mut tools = Vec::new();
         if self.mode != PresentationMode::Code {
             // Deferred tools are listed once a `search_tools` call loaded them.
-            for tool in self.runtime.registry().presented(None).listed() {
+            let scope = self.scope.as_ref();
+            for tool in self.runtime.registry().presented(scope).listed() {
                 tools.push(mcp_tool(
                     &tool.definition,
                     tool.definition.description.clone(),
@@ -82,9 +128,12 @@ impl McpFront {
             }
         }
         if self.mode != PresentationMode::Native
-            && let Some(run_code) = self.runtime.registry().resolve(RUN_CODE, None)
+            && let Some(run_code) = self
+                .runtime
+                .registry()
+                .resolve(RUN_CODE, self.scope.as_ref())
         {
-            let sdk = CodeMode::sdk_in(&self.runtime, None, self.language);
+            let sdk = CodeMode::sdk_in(&self.runtime, self.scope.as_ref(), self.language);
             let mut tool = mcp_tool(
                 &run_code.definition,
                 run_code_description_in(self.language, &sdk),
@@ -104,7 +153,8 @@ impl McpFront {
             .unwrap_or_else(|| Value::Object(Default::default()));
         let name: Arc<str> = Arc::from(request.name.as_ref());
         let input = ToolExecutionInput::new(format!("mcp-{number}"), name.clone(), arguments)
-            .with_signal(signal);
+            .with_signal(signal)
+            .with_agent(self.scope.clone());
         let result = self.runtime.execute(input).await;
         let content: Vec<ContentBlock> = result
             .content
@@ -125,7 +175,7 @@ impl McpFront {
         let structured = self
             .runtime
             .registry()
-            .resolve(&name, None)
+            .resolve(&name, self.scope.as_ref())
             .is_some_and(|tool| object_schema(&tool.definition.output.json_schema).is_some());
         if structured {
             answer.structured_content = result.value().cloned();
@@ -177,6 +227,38 @@ fn as_object(schema: Value) -> JsonObject {
 }
 
 impl ServerHandler for McpFront {
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let (Some(changes), Some(session)) = (&self.changes, &self.session) else {
+            return;
+        };
+        let (mut changes, closed) = (changes.subscribe(), session.closed.clone());
+        let (scope, peer) = (self.scope.clone(), context.peer);
+        tokio::spawn(async move {
+            loop {
+                let change = tokio::select! {
+                    () = closed.cancelled() => return,
+                    change = changes.recv() => change,
+                };
+                let mut concerns = match change {
+                    Ok(changed) => changed.is_none() || changed == scope,
+                    Err(broadcast::error::RecvError::Lagged(_)) => true,
+                    Err(broadcast::error::RecvError::Closed) => return,
+                };
+                // A burst (a server re-listed, many registrations) is announced once.
+                loop {
+                    match changes.try_recv() {
+                        Ok(changed) => concerns |= changed.is_none() || changed == scope,
+                        Err(broadcast::error::TryRecvError::Lagged(_)) => concerns = true,
+                        Err(_) => break,
+                    }
+                }
+                if concerns && peer.notify_tool_list_changed().await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
@@ -232,7 +314,7 @@ impl ServerHandler for McpFront {
         if self
             .runtime
             .registry()
-            .resolve(&request.name, None)
+            .resolve(&request.name, self.scope.as_ref())
             .is_none()
         {
             let message = format!("unknown tool \"{}\"", request.name);
