@@ -87,7 +87,12 @@ fn output_within_the_window_is_not_spilled() {
     let mut host = host_in(workspace.path());
     let result = call(&mut host, "bash", json!({ "command": "seq 1 5000" }));
     let value = &result["value"];
-    assert_eq!(value["stdout"].as_str().unwrap().as_bytes(), seq(1, 5000));
+    let stdout = value["stdout"].as_str();
+    assert_eq!(
+        stdout.map(str::as_bytes),
+        Some(&seq(1, 5000)[..]),
+        "{result}"
+    );
     assert_eq!(value.get("stdoutSpill"), None);
     assert_eq!(value["truncated"], false);
     assert!(!workspace.path().join("spill").exists());
