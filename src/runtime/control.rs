@@ -74,9 +74,14 @@ impl RunControl {
         self.output.lock().push(text)
     }
 
-    /// The output so far; later lines meet an empty budget.
+    /// The output so far; later lines are refused. Whoever takes it second (the caller's
+    /// answer 100 ms after a stop, racing an isolate thread that took it but has not replied)
+    /// gets no lines under the same cap, so its failure message is the stop's, not an empty
+    /// `output-limit`.
     pub(crate) fn take_output(&self) -> OutputBudget {
-        std::mem::replace(&mut *self.output.lock(), OutputBudget::new(0))
+        let mut output = self.output.lock();
+        let cap = output.cap();
+        std::mem::replace(&mut *output, OutputBudget::spent(cap))
     }
 
     pub(crate) fn is_stopped(&self) -> bool {
@@ -177,5 +182,38 @@ impl Watch<'_> {
                 stopped_at = Some(Instant::now());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::contract::{FailureKind, RunLimits};
+    use crate::runtime::verdict;
+
+    #[test]
+    fn output_taken_twice_still_concludes_with_the_stop_reason() {
+        let control = RunControl::new(Box::new(|| {}), 4096);
+        assert_eq!(control.push_output("before the stop"), Admission::Accepted);
+        control.stop(StopReason::ComputeBudget);
+        let _taken_by_the_isolate_thread = control.take_output();
+        assert_eq!(control.push_output("after"), Admission::Refused);
+        let limits = RunLimits {
+            compute_ms: 300,
+            max_wall_ms: 1000,
+            max_output_bytes: 4096,
+            max_depth: 64,
+        };
+        let outcome = verdict::conclude(
+            crate::runtime::verdict::stopped,
+            StopReason::ComputeBudget,
+            control.take_output(),
+            limits,
+        );
+        let failure = outcome.result.err();
+        assert_eq!(
+            failure.as_ref().map(|f| (f.kind, f.message.as_str())),
+            Some((FailureKind::Timeout, "compute budget of 300 ms exhausted"))
+        );
     }
 }

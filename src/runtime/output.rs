@@ -37,6 +37,15 @@ impl OutputBudget {
         }
     }
 
+    /// An empty budget under the same cap that refuses every line: what is left once the
+    /// output was taken, so a late conclusion still fits its message under the real cap.
+    pub(crate) fn spent(cap: u64) -> Self {
+        Self {
+            exhausted: true,
+            ..Self::new(cap)
+        }
+    }
+
     pub(crate) fn push(&mut self, line: &str) -> Admission {
         if self.exhausted {
             return Admission::Refused;

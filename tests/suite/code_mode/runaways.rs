@@ -109,43 +109,35 @@ fn assert_pool_serves_two_at_once(host: &mut Host) {
 }
 
 /// Within a bounded wait, no `dsh-terminator` thread is left: each ends when its isolate left
-/// JavaScript or was parked for good (a parked thread never sees another request).
+/// JavaScript or was parked (a parked thread's slices are requested by the dozer).
 fn assert_no_terminator_left(pid: u32) {
-    let terminators = || {
-        thread_ticks(pid)
-            .into_iter()
-            .filter(|(thread, _)| thread.ends_with(":dsh-terminator"))
-            .count()
-    };
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while terminators() > 0 {
-        assert!(
-            Instant::now() < deadline,
-            "{} terminator threads left",
-            terminators()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_threads(pid, ":dsh-terminator", 0, "terminator threads left");
 }
 
 /// Within a bounded wait, only the pool's own isolate threads are left: every runaway's
-/// thread left JavaScript and ended, none was parked for good (a termination request makes
-/// the engine check at its next call or back-edge, so a loop of built-ins ends once the
-/// built-in in progress returns).
+/// thread left JavaScript and ended (a termination request makes the engine check at its
+/// next call or back-edge, so a loop of built-ins ends once the built-in in progress returns,
+/// and a parked thread runs in slices until it does).
 fn assert_no_isolate_parked(pid: u32, pool_size: usize) {
-    let isolates = || {
+    wait_for_threads(
+        pid,
+        ":dsh-isolate-",
+        pool_size,
+        "isolate threads: runaways were kept",
+    );
+}
+
+/// Waits (up to 5 s) until at most `at_most` of `pid`'s threads have `name` in their name.
+fn wait_for_threads(pid: u32, name: &str, at_most: usize, what: &str) {
+    let count = || {
         thread_ticks(pid)
             .into_iter()
-            .filter(|(thread, _)| thread.contains(":dsh-isolate-"))
+            .filter(|(thread, _)| thread.contains(name))
             .count()
     };
     let deadline = Instant::now() + Duration::from_secs(5);
-    while isolates() > pool_size {
-        assert!(
-            Instant::now() < deadline,
-            "{} isolate threads for a pool of {pool_size}: runaways were parked",
-            isolates()
-        );
+    while count() > at_most {
+        assert!(Instant::now() < deadline, "{} {what}", count());
         std::thread::sleep(Duration::from_millis(20));
     }
 }
