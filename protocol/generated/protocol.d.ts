@@ -59,7 +59,11 @@ hooks: boolean,
 /**
  * How much of each Code Mode sub-call the client is sent (default `full`).
  */
-codeDispatchEvents: CodeDispatchEvents, };
+codeDispatchEvents: CodeDispatchEvents, 
+/**
+ * The client wants `tools/progress`: live output and progress of running calls.
+ */
+progress: boolean, };
 
 export type CodeDispatchEvents = "full" | "summary" | "none";
 
@@ -1015,6 +1019,68 @@ stream: string,
  * One formatted line.
  */
 text: string, };
+
+export type ProgressNotification = { 
+/**
+ * The top-level call id (the `run_code` call for a sub-call).
+ */
+callId: string, 
+/**
+ * The sub-call's `<callId>:code:<n>` id, when a Code Mode sub-call reports.
+ */
+dispatchId?: string, } & ({ "kind": "output" } & OutputReport | { "kind": "progress" } & ProgressAmount);
+
+export type ProgressReport = { "kind": "output" } & OutputReport | { "kind": "progress" } & ProgressAmount;
+
+export type OutputReport = { 
+/**
+ * `stdout` or `stderr`.
+ */
+stream?: string, 
+/**
+ * The text since the previous report of this stream.
+ */
+text?: string, 
+/**
+ * Output reports of this call dropped since its last one.
+ */
+dropped?: number, 
+/**
+ * The text those dropped reports held, in bytes.
+ */
+droppedBytes?: number, };
+
+export type ProgressAmount = { 
+/**
+ * How far the call is (in the tool's own unit).
+ */
+progress: number, 
+/**
+ * The amount at which it is done, when known.
+ */
+total?: number, 
+/**
+ * What it is doing.
+ */
+message?: string, };
+
+export type ReportProgressParams = { 
+/**
+ * The `token` of the `client/executeTool` request.
+ */
+token: string, 
+/**
+ * How far the call is.
+ */
+progress: number, 
+/**
+ * The amount at which it is done, when known.
+ */
+total?: number, 
+/**
+ * What it is doing.
+ */
+message?: string, };
 
 export type PromptAssembly = { 
 /**

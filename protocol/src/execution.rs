@@ -271,6 +271,93 @@ pub struct CodeLogNotification {
     pub text: String,
 }
 
+/// `tools/progress` notification (host → client, only with `capabilities.progress`): live
+/// output or progress of a running call, top-level or Code Mode sub-call. Observe-only: the
+/// call's result is what counts, and intermediate reports may be dropped (with a count).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProgressNotification {
+    /// The top-level call id (the `run_code` call for a sub-call).
+    pub call_id: String,
+    /// The sub-call's `<callId>:code:<n>` id, when a Code Mode sub-call reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub dispatch_id: Option<String>,
+    /// What is reported.
+    #[serde(flatten)]
+    pub report: ProgressReport,
+}
+
+/// One live report, by `kind`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum ProgressReport {
+    /// Output text as it arrived (coalesced), or a count of output reports dropped while the
+    /// client was behind.
+    Output(OutputReport),
+    /// How far the call is.
+    Progress(ProgressAmount),
+}
+
+/// `kind: "output"`: either `stream` and `text`, or `dropped` (reports left out since the
+/// last one this call sent, because the client was reading too slowly) and `droppedBytes`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct OutputReport {
+    /// `stdout` or `stderr`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub stream: Option<String>,
+    /// The text since the previous report of this stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub text: Option<String>,
+    /// Output reports of this call dropped since its last one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub dropped: Option<u64>,
+    /// The text those dropped reports held, in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub dropped_bytes: Option<u64>,
+}
+
+/// `kind: "progress"` (and the `tools/reportProgress` a client tool sends).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProgressAmount {
+    /// How far the call is (in the tool's own unit).
+    pub progress: f64,
+    /// The amount at which it is done, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub total: Option<f64>,
+    /// What it is doing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub message: Option<String>,
+}
+
+/// `tools/reportProgress` notification (client → host): a client tool's progress, for the
+/// execution `token` its `client/executeTool` carried. Reports for a finished (or unknown)
+/// execution are ignored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReportProgressParams {
+    /// The `token` of the `client/executeTool` request.
+    pub token: String,
+    /// How far the call is.
+    pub progress: f64,
+    /// The amount at which it is done, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub total: Option<f64>,
+    /// What it is doing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub message: Option<String>,
+}
+
 /// `tools/prompt` result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct PromptAssembly {

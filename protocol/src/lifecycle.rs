@@ -51,6 +51,9 @@ pub struct ClientCapabilities {
     /// How much of each Code Mode sub-call the client is sent (default `full`).
     #[serde(default)]
     pub code_dispatch_events: CodeDispatchEvents,
+    /// The client wants `tools/progress`: live output and progress of running calls.
+    #[serde(default)]
+    pub progress: bool,
 }
 
 /// What a client is sent of Code Mode sub-calls: a front end that does not render them

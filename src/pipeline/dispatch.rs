@@ -1,7 +1,7 @@
 //! The around-dispatch chain: wrappers in order, then the body with the caller's signal fused.
 
 use super::hooks::{Dispatch, DispatchOutcome, ExecuteWrapper, Listener};
-use crate::tool::{ContextMessage, Signal, ToolBody, ToolError, ToolRunContext};
+use crate::tool::{ContextMessage, Progress, Signal, ToolBody, ToolError, ToolRunContext};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
@@ -20,6 +20,7 @@ pub struct Next {
     body: Arc<dyn ToolBody>,
     original: Arc<Dispatch>,
     registration: Arc<str>,
+    progress: Progress,
     deferred: Arc<Mutex<Vec<ContextMessage>>>,
 }
 
@@ -29,6 +30,7 @@ impl Next {
         body: Arc<dyn ToolBody>,
         original: Dispatch,
         registration: Arc<str>,
+        progress: Progress,
         deferred: Arc<Mutex<Vec<ContextMessage>>>,
     ) -> Self {
         Next {
@@ -37,6 +39,7 @@ impl Next {
             body,
             original: Arc::new(original),
             registration,
+            progress,
             deferred,
         }
     }
@@ -70,7 +73,13 @@ impl Next {
                 let signal = Signal::refused(&self.original.signal, &dispatch.signal);
                 let execution = dispatch.execution;
                 let name = execution.name.clone();
-                let ctx = ToolRunContext::new(execution, signal, self.registration, self.deferred);
+                let ctx = ToolRunContext::new(
+                    execution,
+                    signal,
+                    self.registration,
+                    self.progress,
+                    self.deferred,
+                );
                 let body = self.body;
                 Box::pin(
                     AssertUnwindSafe(async move { body.call(ctx).await })

@@ -14,7 +14,8 @@ use crate::registry::{RUN_CODE, RegisteredTool};
 use crate::schema::PathRoot;
 use crate::tool::{
     BodyOutput, ContentBlock, ContextMessage, ExecutionToken, HarnessCode, InputSchema, Outcome,
-    Render, ToolDefinition, ToolError, ToolExecution, ToolExecutionInput, ToolExecutionResult,
+    Progress, Render, ToolDefinition, ToolError, ToolExecution, ToolExecutionInput,
+    ToolExecutionResult,
 };
 use dsh_tools_protocol::PresentationMode;
 use futures::FutureExt;
@@ -267,6 +268,7 @@ impl ToolRuntime {
             definition.body.clone(),
             dispatch.clone(),
             tool.registration.clone(),
+            Progress::new(execution, self.progress.get()),
             deferred.clone(),
         );
         next.run(dispatch).await

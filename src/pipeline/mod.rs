@@ -18,7 +18,8 @@ use crate::json;
 use crate::registry::{Deferral, RUN_CODE, Registry, RegistryError};
 use crate::spill::SpillStore;
 use crate::tool::{
-    AgentId, Concurrency, InputSchema, ToolDefinition, ToolExecutionInput, ToolExecutionResult,
+    AgentId, Concurrency, InputSchema, ProgressSink, ToolDefinition, ToolExecutionInput,
+    ToolExecutionResult,
 };
 use dsh_tools_protocol::{ExecutionMode, HostConfig, PresentationMode};
 use futures::FutureExt;
@@ -29,8 +30,8 @@ use hooks::{
 use parking_lot::RwLock;
 use serde_json::Value;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// Identifies one registered listener (`remove_listener` disposes it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -93,6 +94,8 @@ pub struct ToolRuntime {
     builtin_wrappers: RwLock<Vec<ListenerId>>,
     /// Spill files of large results (the built-in spill policy and `bash` write them).
     pub(crate) spill: Arc<SpillStore>,
+    /// Where live output and progress of running calls go (set once, by the front end).
+    progress: OnceLock<Arc<dyn ProgressSink>>,
 }
 
 impl ToolRuntime {
@@ -104,6 +107,7 @@ impl ToolRuntime {
             settings: RwLock::new(PipelineSettings { max_parallel: 10 }),
             builtin_wrappers: RwLock::new(Vec::new()),
             spill: SpillStore::new(&config.spill),
+            progress: OnceLock::new(),
         });
         runtime.configure(config);
         runtime
@@ -194,6 +198,15 @@ impl ToolRuntime {
     }
 
     /// Adds a result observer (`tools/result`).
+    /// Sends live output and progress of every call from now on to `sink`. Set once: a
+    /// second sink is refused (returned).
+    pub fn set_progress_sink(
+        &self,
+        sink: Arc<dyn ProgressSink>,
+    ) -> Result<(), Arc<dyn ProgressSink>> {
+        self.progress.set(sink)
+    }
+
     pub fn add_observer(
         &self,
         agent: Option<AgentId>,

@@ -1,6 +1,6 @@
 //! One call as it moves through the pipeline: its input, identity and the context a body sees.
 
-use super::{ContextMessage, Signal};
+use super::{ContextMessage, Progress, Signal};
 use parking_lot::Mutex;
 use serde_json::Value;
 use std::fmt;
@@ -100,6 +100,8 @@ pub struct ToolRunContext {
     pub signal: Signal,
     /// The registration that resolved (a shadowing agent tool and a global one share a name).
     pub registration: Arc<str>,
+    /// Live output and progress of the call, for whoever listens.
+    pub progress: Progress,
     deferred: Arc<Mutex<Vec<ContextMessage>>>,
 }
 
@@ -108,12 +110,14 @@ impl ToolRunContext {
         execution: Arc<ToolExecution>,
         signal: Signal,
         registration: Arc<str>,
+        progress: Progress,
         deferred: Arc<Mutex<Vec<ContextMessage>>>,
     ) -> Self {
         ToolRunContext {
             execution,
             signal,
             registration,
+            progress,
             deferred,
         }
     }

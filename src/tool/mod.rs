@@ -4,6 +4,7 @@ mod cards;
 mod definition;
 mod error;
 mod execution;
+mod progress;
 mod result;
 mod signal;
 
@@ -12,5 +13,6 @@ pub use definition::*;
 pub use dsh_tools_protocol::{ContentBlock, ContextContent, ContextMessage, ContextRole};
 pub use error::DefinitionError;
 pub use execution::*;
+pub use progress::*;
 pub use result::*;
 pub use signal::Signal;

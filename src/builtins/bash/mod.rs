@@ -7,6 +7,7 @@
 mod capture;
 mod denial;
 pub mod escalation;
+mod live;
 mod run;
 mod spool;
 
@@ -218,6 +219,7 @@ async fn bash(
         &settings.cwd,
         timeout,
         &ctx.signal,
+        &ctx.progress,
         &settings.keep(),
         sandbox,
     )

@@ -3,10 +3,11 @@
 //! is cancelled — background jobs never outlive the call. A sandboxed command gets a fresh
 //! scratch dir as `$TMPDIR` (writable, removed afterwards).
 
+use super::live::LiveOutput;
 use super::spool::{Spool, Spooled};
 use crate::process::{ProcessGroup, Sandbox};
 use crate::spill::SpillStore;
-use crate::tool::{Signal, ToolError};
+use crate::tool::{OutputStream, Progress, Signal, ToolError};
 use nix::sys::signal::Signal as UnixSignal;
 use parking_lot::Mutex;
 use std::ffi::OsString;
@@ -91,12 +92,14 @@ impl Drop for Scratch {
     }
 }
 
-/// Runs `bash -c command` in `cwd` with a scrubbed environment, confined by `sandbox`.
+/// Runs `bash -c command` in `cwd` with a scrubbed environment, confined by `sandbox`,
+/// reporting its output live to `progress` as it arrives.
 pub async fn run(
     command: &str,
     cwd: &Path,
     timeout: Duration,
     signal: &Signal,
+    progress: &Progress,
     keep: &Keep,
     sandbox: &Sandbox,
 ) -> Result<Run, ToolError> {
@@ -127,10 +130,12 @@ pub async fn run(
     let stdout = capture(
         group.child().stdout.take(),
         Spool::new("stdout", keep.budget, keep.spill.clone()),
+        LiveOutput::new(progress.clone(), OutputStream::Stdout),
     );
     let stderr = capture(
         group.child().stderr.take(),
         Spool::new("stderr", keep.budget, keep.spill.clone()),
+        LiveOutput::new(progress.clone(), OutputStream::Stderr),
     );
     let ending = tokio::select! {
         status = group.wait() => Ending::Exited(
@@ -164,16 +169,34 @@ struct Capture {
     reader: Option<JoinHandle<()>>,
 }
 
-/// Starts reading `pipe` into `spool`.
-fn capture(pipe: Option<impl AsyncRead + Unpin + Send + 'static>, spool: Spool) -> Capture {
+/// Starts reading `pipe` into `spool`, and into `live` as it arrives.
+fn capture(
+    pipe: Option<impl AsyncRead + Unpin + Send + 'static>,
+    spool: Spool,
+    mut live: LiveOutput,
+) -> Capture {
     let captured = Arc::new(Mutex::new(spool));
     let reader = pipe.map(|mut pipe| {
         let captured = captured.clone();
         tokio::spawn(async move {
             let mut buffer = vec![0u8; 64 * 1024];
-            while let Ok(read @ 1..) = pipe.read(&mut buffer).await {
+            loop {
+                let read = match live.due() {
+                    None => pipe.read(&mut buffer).await,
+                    // A read is cancel-safe: nothing is lost when the flush comes first.
+                    Some(due) => tokio::select! {
+                        read = pipe.read(&mut buffer) => read,
+                        () = tokio::time::sleep_until(due) => {
+                            live.flush();
+                            continue;
+                        }
+                    },
+                };
+                let Ok(read @ 1..) = read else { break };
                 captured.lock().push(&buffer[..read]);
+                live.push(&buffer[..read]);
             }
+            live.finish();
         })
     });
     Capture { captured, reader }

@@ -1,6 +1,7 @@
 //! Tools the client registers and executes: the body is a `client/executeTool` round trip;
 //! `concurrencySafe: "ask"` and `render: "client"` ask the client too.
 
+use super::progress::ProgressRoutes;
 use crate::json;
 use crate::pipeline::timed_out;
 use crate::registry::RegistryError;
@@ -16,7 +17,11 @@ use serde_json::Value;
 use std::sync::Arc;
 
 /// Builds the definition of a client-executed tool from its wire spec.
-pub fn definition(spec: wire::ToolSpec, peer: &Arc<Peer>) -> Result<ToolDefinition, RegistryError> {
+pub fn definition(
+    spec: wire::ToolSpec,
+    peer: &Arc<Peer>,
+    routes: &Arc<ProgressRoutes>,
+) -> Result<ToolDefinition, RegistryError> {
     let mut builder = ToolDefinition::builder(spec.name.clone()).description(spec.description);
     builder = match (spec.parameters, spec.input_schema) {
         (Some(_), Some(_)) => return Err(DefinitionError::AmbiguousInput.into()),
@@ -64,12 +69,14 @@ pub fn definition(spec: wire::ToolSpec, peer: &Arc<Peer>) -> Result<ToolDefiniti
     }
     let definition = builder.body(ClientBody {
         peer: peer.clone(),
+        routes: routes.clone(),
         timeout_ms: None,
     })?;
     // The round trip is bounded by the tool's own timeout even when enforcement is off:
     // a client that never answers must not hang the call.
     let body = ClientBody {
         peer: peer.clone(),
+        routes: routes.clone(),
         timeout_ms: definition.timeout_ms,
     };
     Ok(ToolDefinition {
@@ -80,14 +87,18 @@ pub fn definition(spec: wire::ToolSpec, peer: &Arc<Peer>) -> Result<ToolDefiniti
 
 struct ClientBody {
     peer: Arc<Peer>,
+    /// Where the client's `tools/reportProgress` for a running call is routed.
+    routes: Arc<ProgressRoutes>,
     timeout_ms: Option<u64>,
 }
 
 impl ToolBody for ClientBody {
     fn call(&self, ctx: ToolRunContext) -> BoxFuture<'static, Result<BodyOutput, ToolError>> {
         let (peer, timeout_ms) = (self.peer.clone(), self.timeout_ms);
+        let routes = self.routes.clone();
         Box::pin(async move {
             let execution = &ctx.execution;
+            let _route = routes.open(execution.token.to_string(), ctx.progress.clone());
             let params = wire::ExecuteToolParams {
                 registration: ctx.registration.to_string(),
                 token: execution.token.to_string(),

@@ -2,6 +2,7 @@
 
 use super::errors::{invalid_params, rpc_error};
 use super::hooks::{ClientApprover, ClientHook};
+use super::progress::ProgressNotifier;
 use super::session::{Lifecycle, RequestSignal, Session};
 use super::{client_tool, convert, params};
 use crate::config;
@@ -158,6 +159,13 @@ async fn initialize(
     session
         .dispatch_detail
         .set(params.capabilities.code_dispatch_events);
+    if params.capabilities.progress {
+        let notifier = ProgressNotifier::new(session.outbox.clone());
+        // `initialize` is accepted once, so this is the only sink.
+        if session.runtime.set_progress_sink(notifier.clone()).is_ok() {
+            session.runtime.add_observer(None, notifier);
+        }
+    }
     *session.capabilities.lock() = params.capabilities;
     *session.config.lock() = config.clone();
     *session.lifecycle.lock() = Lifecycle::Initialized;
@@ -205,7 +213,7 @@ async fn register(
         declared,
         "tools/register registers client-executed tools: declare capabilities.executeTools in initialize",
     )?;
-    let definition = client_tool::definition(params.tool, &session.peer)?;
+    let definition = client_tool::definition(params.tool, &session.peer, &session.progress_routes)?;
     let registration = session.runtime.register(definition, agent(params.agent))?;
     Ok(wire::RegistrationResult {
         registration: registration.to_string(),

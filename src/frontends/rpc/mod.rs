@@ -7,6 +7,7 @@ mod errors;
 mod hooks;
 mod methods;
 mod params;
+mod progress;
 mod server;
 mod session;
 

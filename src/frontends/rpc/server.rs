@@ -350,6 +350,16 @@ impl Connection {
                 }
                 Handled::Nothing
             }
+            "tools/reportProgress" => {
+                match params.map(|p| super::params::from_str(p.get())) {
+                    Some(Ok::<dsh_tools_protocol::ReportProgressParams, _>(report)) => {
+                        self.session.progress_routes.deliver(report)
+                    }
+                    Some(Err(e)) => tracing::warn!("tools/reportProgress: {}", e.message()),
+                    None => tracing::warn!("tools/reportProgress without params"),
+                }
+                Handled::Nothing
+            }
             "initialized" => Handled::Nothing,
             other => {
                 tracing::debug!("ignoring notification {other}");

@@ -2,6 +2,7 @@
 //! requests (for `$/cancelRequest`), the runtime and the peer.
 
 use super::convert;
+use super::progress::ProgressRoutes;
 use crate::code_mode::{CodeEvents, CodeMode, DispatchEnd, DispatchStart, stream_name};
 use crate::pipeline::hooks::ResultObserver;
 use crate::pipeline::{ListenerId, ToolRuntime};
@@ -43,6 +44,10 @@ pub struct Session {
     pub subscriptions: Mutex<HashMap<String, ListenerId>>,
     pub mcp: crate::mcp::McpHost,
     pub peer: Arc<Peer>,
+    /// The connection's write side (for notifiers installed at `initialize`).
+    pub outbox: Outbox,
+    /// Client-tool calls a `tools/reportProgress` may name.
+    pub progress_routes: Arc<ProgressRoutes>,
     pub base_config: serde_json::Value,
     pub config: Mutex<HostConfig>,
     pub capabilities: Mutex<ClientCapabilities>,
@@ -77,6 +82,8 @@ impl Session {
             subscriptions: Mutex::new(HashMap::new()),
             mcp: crate::mcp::McpHost::new(),
             peer,
+            outbox: outbox.clone(),
+            progress_routes: Arc::default(),
             base_config,
             config: Mutex::new(config),
             capabilities: Mutex::new(ClientCapabilities::default()),

@@ -1,0 +1,174 @@
+//! `tools/progress` for a client that asked for it (`capabilities.progress`): live output and
+//! progress of running calls, observe-only like `tools/result`. When the client reads too
+//! slowly, output reports are dropped and each call's drops are counted and told to it; a
+//! client tool's own `tools/reportProgress` is routed to its call by execution token.
+
+use crate::pipeline::hooks::ResultObserver;
+use crate::tool::{
+    ExecutionToken, Progress, ProgressEvent, ProgressSink, ToolExecution, ToolExecutionResult,
+    progress_ids,
+};
+use crate::transport::Outbox;
+use dsh_tools_protocol::{
+    OutputReport, ProgressAmount, ProgressNotification, ProgressReport, ReportProgressParams,
+};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+const METHOD: &str = "tools/progress";
+
+/// Sends every call's live reports to the client.
+pub struct ProgressNotifier {
+    outbox: Outbox,
+    /// Output reports left out per call, until they are told.
+    dropped: Mutex<HashMap<ExecutionToken, Dropped>>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Dropped {
+    reports: u64,
+    bytes: u64,
+}
+
+impl ProgressNotifier {
+    pub fn new(outbox: Outbox) -> Arc<Self> {
+        Arc::new(ProgressNotifier {
+            outbox,
+            dropped: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The `{ kind: "output", dropped }` report of what `execution` lost so far, if anything.
+    fn take_dropped(&self, execution: &ToolExecution) -> Option<ProgressNotification> {
+        let dropped = self.dropped.lock().remove(&execution.token)?;
+        Some(notification(
+            execution,
+            ProgressReport::Output(OutputReport {
+                dropped: Some(dropped.reports),
+                dropped_bytes: Some(dropped.bytes),
+                ..OutputReport::default()
+            }),
+        ))
+    }
+}
+
+fn notification(execution: &ToolExecution, report: ProgressReport) -> ProgressNotification {
+    let (call_id, dispatch_id) = progress_ids(execution);
+    ProgressNotification {
+        call_id: call_id.to_string(),
+        dispatch_id: dispatch_id.map(str::to_string),
+        report,
+    }
+}
+
+impl ProgressSink for ProgressNotifier {
+    fn report(&self, execution: &ToolExecution, event: ProgressEvent) {
+        match event {
+            ProgressEvent::Output { stream, text } => {
+                // The client is told what it missed before it sees what comes after.
+                if let Some(missed) = self.take_dropped(execution)
+                    && !self.outbox.notify_observed(METHOD, &missed)
+                {
+                    self.count_dropped(execution, missed_count(&missed));
+                }
+                let bytes = text.len() as u64;
+                let report = ProgressReport::Output(OutputReport {
+                    stream: Some(stream.name().to_string()),
+                    text: Some(text),
+                    ..OutputReport::default()
+                });
+                if !self
+                    .outbox
+                    .notify_observed(METHOD, &notification(execution, report))
+                {
+                    self.count_dropped(execution, Dropped { reports: 1, bytes });
+                }
+            }
+            ProgressEvent::Progress {
+                progress,
+                total,
+                message,
+            } => {
+                let report = ProgressReport::Progress(ProgressAmount {
+                    progress,
+                    total,
+                    message,
+                });
+                self.outbox
+                    .notify_observed(METHOD, &notification(execution, report));
+            }
+        }
+    }
+}
+
+impl ProgressNotifier {
+    fn count_dropped(&self, execution: &ToolExecution, more: Dropped) {
+        let mut dropped = self.dropped.lock();
+        let entry = dropped.entry(execution.token).or_default();
+        entry.reports += more.reports;
+        entry.bytes += more.bytes;
+    }
+}
+
+fn missed_count(missed: &ProgressNotification) -> Dropped {
+    match &missed.report {
+        ProgressReport::Output(output) => Dropped {
+            reports: output.dropped.unwrap_or(0),
+            bytes: output.dropped_bytes.unwrap_or(0),
+        },
+        ProgressReport::Progress(_) => Dropped::default(),
+    }
+}
+
+impl ResultObserver for ProgressNotifier {
+    /// A call that lost output reports says so before its result, whatever the queue holds
+    /// (one small message per such call).
+    fn observe(&self, execution: &ToolExecution, _result: &ToolExecutionResult) {
+        if let Some(missed) = self.take_dropped(execution) {
+            self.outbox.notify(METHOD, &missed);
+        }
+    }
+}
+
+/// The live client-tool calls a `tools/reportProgress` may name, by execution token.
+#[derive(Default)]
+pub struct ProgressRoutes(Mutex<HashMap<String, Progress>>);
+
+impl ProgressRoutes {
+    /// Routes reports for `token` to `progress` until the returned guard is dropped.
+    pub fn open(self: &Arc<Self>, token: String, progress: Progress) -> Option<Route> {
+        if !progress.is_live() {
+            return None;
+        }
+        self.0.lock().insert(token.clone(), progress);
+        Some(Route {
+            routes: self.clone(),
+            token,
+        })
+    }
+
+    /// Hands one client report to its call; a finished or unknown call's is ignored.
+    pub fn deliver(&self, report: ReportProgressParams) {
+        let progress = self.0.lock().get(&report.token).cloned();
+        match progress {
+            Some(progress) => progress.progress(report.progress, report.total, report.message),
+            None => tracing::debug!(
+                "tools/reportProgress for {}, which is not running",
+                report.token
+            ),
+        }
+    }
+}
+
+/// An open route; closing it (drop) ends the call's client reports.
+pub struct Route {
+    routes: Arc<ProgressRoutes>,
+    token: String,
+}
+
+impl Drop for Route {
+    fn drop(&mut self) {
+        self.routes.0.lock().remove(&self.token);
+    }
+}
