@@ -82,7 +82,18 @@ impl Outbox {
     /// [`OBSERVED_HIGH_WATER`] bytes behind: then it is dropped and counted, and the counts
     /// reach the client as [`DROPPED_METHOD`] before the next one that is queued.
     pub fn notify_observed(&self, method: &str, params: &impl serde::Serialize) -> bool {
-        if self.queued_bytes() >= OBSERVED_HIGH_WATER {
+        self.notify_observed_below(OBSERVED_HIGH_WATER, method, params)
+    }
+
+    /// [`Outbox::notify_observed`] with its own high-water mark: live output, which can come
+    /// faster than any client reads, is dropped once the client is `limit` bytes behind.
+    pub fn notify_observed_below(
+        &self,
+        limit: usize,
+        method: &str,
+        params: &impl serde::Serialize,
+    ) -> bool {
+        if self.queued_bytes() >= limit {
             *self
                 .shared
                 .dropped
@@ -118,7 +129,7 @@ impl Outbox {
             params,
         };
         // Straight to bytes: a `json!` value tree first would cost a third of a call's CPU.
-        match serde_json::to_vec(&notification) {
+        match exact_json(&notification) {
             Ok(bytes) => self.send(bytes),
             Err(error) => {
                 tracing::error!("cannot serialize the {method} notification: {error}");
@@ -147,6 +158,26 @@ impl Outbox {
             drained.await;
         }
     }
+}
+
+/// `value` as compact JSON in an allocation of exactly its size: serialized into a reused
+/// per-thread buffer, then copied once. A queued message holds no doubling slack, so the
+/// queue's byte count is what it costs, and a large report is one allocation, not ten.
+fn exact_json(value: &impl serde::Serialize) -> serde_json::Result<Vec<u8>> {
+    /// A buffer that grew past this is given back after use.
+    const KEPT: usize = 1 << 20;
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    SCRATCH.with(|scratch| {
+        let mut scratch = scratch.borrow_mut();
+        scratch.clear();
+        let written = serde_json::to_writer(&mut *scratch, value).map(|()| scratch.to_vec());
+        if scratch.capacity() > KEPT {
+            *scratch = Vec::new();
+        }
+        written
+    })
 }
 
 /// Starts the writer task; it ends on [`Outbox::close`] or when every clone is dropped, once

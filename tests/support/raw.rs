@@ -15,6 +15,11 @@ pub struct RawHost {
 impl RawHost {
     /// Spawns the host and completes `initialize` with `config`.
     pub fn initialized(config: Value) -> RawHost {
+        RawHost::initialized_with(serde_json::json!({}), config)
+    }
+
+    /// Spawns the host and completes `initialize` with `capabilities` and `config`.
+    pub fn initialized_with(capabilities: Value, config: Value) -> RawHost {
         let mut child = Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
             .args(["serve", "--framing", "ndjson"])
             .stdin(Stdio::piped())
@@ -31,7 +36,7 @@ impl RawHost {
         };
         host.send(
             &serde_json::json!({ "jsonrpc": "2.0", "id": "init", "method": "initialize",
-            "params": { "protocolVersion": "1", "capabilities": {}, "config": config } }),
+            "params": { "protocolVersion": "1", "capabilities": capabilities, "config": config } }),
         );
         loop {
             let message = host.next().expect("the host closed its stdout");
@@ -85,4 +90,19 @@ pub fn stat_ticks(stat: &str) -> Option<(&str, u64)> {
 pub fn busy_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     stat_ticks(&stat).unwrap().1
+}
+
+/// Waits until `pid` has done its work: its CPU time stops growing over half a second (or
+/// `patience` passed). For tests whose client must not read until then.
+pub fn wait_until_quiet(pid: u32, patience: std::time::Duration) {
+    let deadline = std::time::Instant::now() + patience;
+    let mut last = busy_ticks(pid);
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let now = busy_ticks(pid);
+        if now - last <= 2 || std::time::Instant::now() > deadline {
+            return;
+        }
+        last = now;
+    }
 }

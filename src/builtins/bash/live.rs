@@ -8,6 +8,8 @@ use tokio::time::Instant;
 
 /// Bytes pending that are reported at once.
 pub const FLUSH_BYTES: usize = 8 << 10;
+/// The most one read of a pipe returns.
+pub const READ_BYTES: usize = 64 << 10;
 /// How long the first pending byte may wait.
 pub const FLUSH_AFTER: Duration = Duration::from_millis(50);
 
@@ -54,9 +56,12 @@ impl LiveOutput {
             self.since = None;
             return;
         }
-        let rest = self.pending.split_off(cut);
-        let text =
-            String::from_utf8_lossy(&std::mem::replace(&mut self.pending, rest)).into_owned();
+        // The pending bytes become the report's text without a copy; the next ones go into
+        // a buffer sized for a full read and a flush.
+        let mut next = Vec::with_capacity(READ_BYTES + FLUSH_BYTES);
+        next.extend_from_slice(&self.pending[cut..]);
+        self.pending.truncate(cut);
+        let text = text_of(std::mem::replace(&mut self.pending, next));
         self.since = (!self.pending.is_empty()).then(Instant::now);
         self.progress.output(self.stream, text);
     }
@@ -65,10 +70,16 @@ impl LiveOutput {
     pub fn finish(mut self) {
         self.flush();
         if !self.pending.is_empty() {
-            let text = String::from_utf8_lossy(&self.pending).into_owned();
+            let text = text_of(std::mem::take(&mut self.pending));
             self.progress.output(self.stream, text);
         }
     }
+}
+
+/// `bytes` as text, invalid sequences replaced (copied only then).
+fn text_of(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes)
+        .unwrap_or_else(|invalid| String::from_utf8_lossy(invalid.as_bytes()).into_owned())
 }
 
 /// The length of `bytes` without a trailing UTF-8 sequence that more bytes may complete.

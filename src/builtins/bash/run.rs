@@ -3,7 +3,7 @@
 //! is cancelled — background jobs never outlive the call. A sandboxed command gets a fresh
 //! scratch dir as `$TMPDIR` (writable, removed afterwards).
 
-use super::live::LiveOutput;
+use super::live::{LiveOutput, READ_BYTES};
 use super::spool::{Spool, Spooled};
 use crate::process::{ProcessGroup, Sandbox};
 use crate::spill::SpillStore;
@@ -179,7 +179,7 @@ fn capture(
     let reader = pipe.map(|mut pipe| {
         let captured = captured.clone();
         tokio::spawn(async move {
-            let mut buffer = vec![0u8; 64 * 1024];
+            let mut buffer = vec![0u8; READ_BYTES];
             loop {
                 let read = match live.due() {
                     None => pipe.read(&mut buffer).await,

@@ -17,6 +17,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 const METHOD: &str = "tools/progress";
+/// Queued bytes past which live output is dropped (and counted): output can arrive faster
+/// than any client reads, and what a front end shows of a flood is its latest lines.
+const OUTPUT_HIGH_WATER: usize = 2 << 20;
 
 /// Sends every call's live reports to the client.
 pub struct ProgressNotifier {
@@ -78,9 +81,11 @@ impl ProgressSink for ProgressNotifier {
                     text: Some(text),
                     ..OutputReport::default()
                 });
-                if !self
-                    .outbox
-                    .notify_observed(METHOD, &notification(execution, report))
+                if !self.outbox.notify_observed_below(
+                    OUTPUT_HIGH_WATER,
+                    METHOD,
+                    &notification(execution, report),
+                )
                 {
                     self.count_dropped(execution, Dropped { reports: 1, bytes });
                 }

@@ -2,9 +2,9 @@
 //! observe-only notifications instead of queueing them without bound, its memory stays
 //! flat, and every response arrives once the client reads again.
 
-use crate::support::raw::{RawHost, busy_ticks, high_water_mark};
+use crate::support::raw::{RawHost, high_water_mark, wait_until_quiet};
 use serde_json::{Value, json};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const RUNS: usize = 6;
 const CAP: u64 = 1 << 20;
@@ -25,16 +25,7 @@ fn a_paused_reader_keeps_the_host_small_and_loses_no_response() {
         );
     }
     // The reader stays paused until the host has done the work (its CPU goes quiet).
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let mut last = busy_ticks(pid);
-    loop {
-        std::thread::sleep(Duration::from_millis(500));
-        let now = busy_ticks(pid);
-        if now - last <= 2 || Instant::now() > deadline {
-            break;
-        }
-        last = now;
-    }
+    wait_until_quiet(pid, Duration::from_secs(120));
     let grown = high_water_mark(pid).saturating_sub(before);
     assert!(
         grown < 256 << 20,

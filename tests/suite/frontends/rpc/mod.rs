@@ -13,6 +13,7 @@ mod hooks;
 mod lifecycle;
 mod policy;
 mod presentation;
+mod progress;
 mod prompt_golden;
 mod random_input;
 mod registry;
