@@ -1,6 +1,7 @@
 //! Commands of the binary besides `serve`: run a program, print the SDK, serve MCP,
 //! check the sandbox, generate protocol files; and the orderly-shutdown signal they share.
 
+mod live;
 mod mcp;
 mod run;
 pub mod sandbox;

@@ -1,13 +1,15 @@
 //! `dsh-tools run FILE.ts`: run one Code Mode program against the configured tools and show
-//! its output and each dispatch with timings.
+//! its output and each dispatch with timings: on a terminal, a live line per dispatch in
+//! flight ([`super::live`]); otherwise plain lines as each settles.
 
+use super::live::LiveLines;
 use anyhow::Context;
 use dsh_tools::ToolExecutionInput;
 use dsh_tools::code_mode::{CodeEvents, CodeMode, DispatchEnd, DispatchStart, render_run};
 use dsh_tools::runtime::LogStream;
 use dsh_tools::tool::ContentBlock;
 use dsh_tools_protocol::{CodeLanguage, HostConfig, PresentationMode};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -22,7 +24,13 @@ pub async fn run_program(
         .with_context(|| format!("cannot read the program {}", path.display()))?;
     let local = super::local_runtime(config, PresentationMode::Code).await?;
     let (runtime, code_mode) = (local.runtime.clone(), local.code.clone());
-    code_mode.set_events(Arc::new(Printer));
+    let live = std::io::stdout().is_terminal().then(LiveLines::new);
+    if let Some(live) = &live
+        && runtime.set_progress_sink(live.clone()).is_err()
+    {
+        tracing::debug!("the runtime already had a progress sink");
+    }
+    code_mode.set_events(Arc::new(Printer { live }));
     let description = format!("run {}", path.display());
     let arguments = serde_json::json!({ "code": code, "description": description });
     let started = std::time::Instant::now();
@@ -68,11 +76,21 @@ fn ms(duration: std::time::Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
 
-/// Prints each settled dispatch with its duration (live output is shown by the result).
-struct Printer;
+/// Prints each settled dispatch with its duration; with `live`, shows it while it runs.
+struct Printer {
+    live: Option<Arc<LiveLines>>,
+}
 
 impl CodeEvents for Printer {
-    fn dispatch_start(&self, _: DispatchStart) {}
+    fn dispatch_start(&self, event: DispatchStart) {
+        if let Some(live) = &self.live {
+            let arguments = dsh_tools::json::render_compact(&event.arguments);
+            live.start(
+                &event.id,
+                format!("{} {} {arguments}", event.id, event.name),
+            );
+        }
+    }
 
     fn dispatch_end(&self, event: DispatchEnd) {
         let status = if event.is_error { "✗" } else { "✓" };
@@ -83,7 +101,12 @@ impl CodeEvents for Printer {
             event.name,
             event.time.1 - event.time.0
         );
-        let _ = writeln!(std::io::stdout().lock(), "{line}");
+        match &self.live {
+            Some(live) => live.end(&event.id, line),
+            None => {
+                let _ = writeln!(std::io::stdout().lock(), "{line}");
+            }
+        }
     }
 
     fn log(&self, _: &str, _: LogStream, _: &str) {}

@@ -2,10 +2,16 @@
 //! cancellation forwarded as `notifications/cancelled` and the result normalized.
 
 use super::link::Link;
-use crate::tool::{BodyOutput, ContentBlock, HarnessCode, ToolBody, ToolError, ToolRunContext};
+use crate::tool::{
+    BodyOutput, ContentBlock, HarnessCode, Progress, ToolBody, ToolError, ToolRunContext,
+};
 use futures::future::BoxFuture;
-use rmcp::ServiceError;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientNotification, ClientRequest, RequestId, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions};
+use rmcp::{RoleClient, ServiceError};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -56,14 +62,13 @@ async fn call(
     };
     let mut params = CallToolRequestParams::new(tool.to_string());
     params.arguments = arguments;
-    // Dropping the request future (on abort or deadline) makes rmcp send
-    // `notifications/cancelled` for it.
+    // Dropping the request future (on abort or deadline) sends `notifications/cancelled`.
     let outcome = tokio::select! {
         biased;
         () = ctx.signal.aborted() => {
             return Err(ToolError::harness(HarnessCode::Aborted, "tool call aborted"));
         }
-        outcome = peer.call_tool(params) => outcome,
+        outcome = request(link, &peer, params, &ctx.progress) => outcome,
     };
     match outcome {
         Ok(result) => normalize(server, tool, shape, result),
@@ -92,6 +97,58 @@ async fn call(
         Err(other) => Err(ToolError::new(link.redact(format!(
             "MCP server \"{server}\" failed the call to \"{tool}\": {other}"
         )))),
+    }
+}
+
+/// Sends one `tools/call` and waits for its answer, the server's progress for it going to
+/// `progress` meanwhile.
+async fn request(
+    link: &Link,
+    peer: &Peer<RoleClient>,
+    params: CallToolRequestParams,
+    progress: &Progress,
+) -> Result<CallToolResult, ServiceError> {
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await?;
+    // rmcp gives every request a progressToken of its own: the call's reports come by it.
+    let route = link.progress.open(handle.progress_token.clone(), progress);
+    let mut abandoned = Abandoned(Some((peer.clone(), handle.id.clone())));
+    let answer = handle.await_response().await;
+    abandoned.0 = None;
+    if route.is_some() {
+        // rmcp hands each notification to a task of its own: one the server sent just
+        // before its answer gets its turn before the route closes.
+        tokio::task::yield_now().await;
+    }
+    drop(route);
+    match answer? {
+        ServerResult::CallToolResult(result) => Ok(result),
+        ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// Sends `notifications/cancelled` for a request dropped before its answer.
+struct Abandoned(Option<(Peer<RoleClient>, RequestId)>);
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some((peer, id)) = self.0.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let reason = Some("the call was aborted".to_owned());
+        let cancelled =
+            CancelledNotification::new(CancelledNotificationParam::new(Some(id), reason));
+        runtime.spawn(async move {
+            let _ = peer
+                .send_notification(ClientNotification::CancelledNotification(cancelled))
+                .await;
+        });
     }
 }
 

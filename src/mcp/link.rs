@@ -20,6 +20,8 @@ struct Live {
 pub struct Link {
     /// The server's name (its `mcpServers` key).
     pub name: Arc<str>,
+    /// Its calls that asked for progress, by token.
+    pub progress: Arc<super::progress::ProgressRoutes>,
     live: RwLock<Option<Live>>,
     lost_because: Mutex<Option<String>>,
     secrets: RwLock<Vec<String>>,
@@ -40,6 +42,7 @@ impl Link {
     ) -> Arc<Self> {
         Arc::new(Link {
             name: Arc::from(name),
+            progress: Arc::default(),
             live: RwLock::new(None),
             lost_because: Mutex::new(None),
             secrets: RwLock::new(Vec::new()),

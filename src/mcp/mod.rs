@@ -17,6 +17,10 @@
 //! - **Failures**: `isError` results are tool failures whose message is the result's text;
 //!   JSON-RPC errors, transport loss and unreadable answers are failures naming the server.
 //!   Aborting a call (caller, deadline) sends `notifications/cancelled`.
+//! - **Progress**: rmcp gives every request a `_meta.progressToken` of its own; while a
+//!   front end listens to a call (`ctx.progress.is_live()`), the server's
+//!   `notifications/progress` for that token become the call's progress reports until the
+//!   call ends (later ones are ignored).
 //! - **Deadlines**: a server's `timeoutMs` becomes each of its tools' `timeoutMs` (made real
 //!   by `pipeline.timeout`, which aborts the call); its startup (handshake and listing) gets
 //!   `timeoutMs` but at least 10 s, or 30 s when unset.
@@ -40,6 +44,7 @@ mod definition;
 mod link;
 mod names;
 mod process;
+mod progress;
 mod remote;
 mod supervisor;
 

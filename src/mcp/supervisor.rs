@@ -238,7 +238,7 @@ impl Supervisor {
         remote: &Remote,
         catalog: &mut Catalog,
     ) -> Result<Connection, Ended> {
-        let (events, list_changed) = ClientEvents::new();
+        let (events, list_changed) = ClientEvents::new(self.link.progress.clone());
         match self.start(handshake(events, remote.transport())).await {
             None => Err(Ended::Stopped),
             Some(Startup::Ready((client, listed))) => {
@@ -264,7 +264,7 @@ impl Supervisor {
         let spawned =
             process::spawn(&self.link, &self.config, &self.sandbox).map_err(Ended::Failed)?;
         let mut process = spawned.process;
-        let (events, list_changed) = ClientEvents::new();
+        let (events, list_changed) = ClientEvents::new(self.link.progress.clone());
         let startup = handshake(events, (spawned.stdout, spawned.stdin));
         let failure = match self.start(startup).await {
             None => {

@@ -5,9 +5,12 @@ resources/list and resources/read of each requested resource, then (when asked w
 "relist") waits for notifications/tools/list_changed and lists the tools again. Prints one
 JSON object: the server's name, every listed tool, every call's result (or protocol error),
 the listed resources' URIs and the text of each read one, and with "relist" how many
-list_changed notifications arrived and the tools listed after them.
+list_changed notifications arrived and the tools listed after them. A call with
+"progress": true passes a progress_callback (so its request carries a progressToken) and
+reports every callback as [progress, total, message]; "progressNotifications" counts every
+notifications/progress the session saw.
 
-Usage: client_check.py '{"command": ..., "args": [...], "calls": [{"name": ..., "arguments": {...}}],
+Usage: client_check.py '{"command": ..., "args": [...], "calls": [{"name": ..., "arguments": {...}, "progress": true}],
                          "resources": ["<uri>", ...], "relist": true}'
 """
 
@@ -35,11 +38,14 @@ async def main(spec):
     server = StdioServerParameters(command=spec["command"], args=spec["args"])
     list_changed = anyio.Event()
     changes = []
+    progressed = []
 
     async def on_message(message):
         if getattr(message, "method", None) == "notifications/tools/list_changed":
             changes.append(message.method)
             list_changed.set()
+        if getattr(message, "method", None) == "notifications/progress":
+            progressed.append(message.method)
 
     async with stdio_client(server) as (read, write):
         async with ClientSession(read, write, message_handler=on_message) as session:
@@ -52,16 +58,30 @@ async def main(spec):
                 "calls": [],
             }
             for call in spec["calls"]:
+                reports = []
+
+                async def on_progress(progress, total, message):
+                    reports.append([progress, total, message])
+
+                callback = on_progress if call.get("progress") else None
                 try:
-                    result = await session.call_tool(call["name"], call.get("arguments", {}))
+                    result = await session.call_tool(
+                        call["name"], call.get("arguments", {}), progress_callback=callback
+                    )
                 except MCPError as error:
                     report["calls"].append({"error": {"code": error.code, "message": error.message}})
                     continue
-                report["calls"].append({
+                # Callbacks run in tasks of their own: let those already spawned finish.
+                for _ in range(100):
+                    await anyio.sleep(0)
+                entry = {
                     "isError": bool(result.is_error),
                     "content": [block.model_dump(mode="json", exclude_none=True) for block in result.content],
                     "structuredContent": result.structured_content,
-                })
+                }
+                if callback:
+                    entry["progress"] = reports
+                report["calls"].append(entry)
             if "resources" in spec:
                 listed = await session.list_resources()
                 report["resourceList"] = [str(resource.uri) for resource in listed.resources]
@@ -75,6 +95,9 @@ async def main(spec):
                 report["listChangedNotifications"] = len(changes)
                 relisted = await session.list_tools()
                 report["toolsAfter"] = [tool_report(tool) for tool in relisted.tools]
+    for _ in range(100):
+        await anyio.sleep(0)
+    report["progressNotifications"] = len(progressed)
     print(json.dumps(report))
 
 

@@ -6,7 +6,7 @@ Steps: several sessions are opened (initialized) and kept open at once, then the
 in order, each in the session it names:
   '{"url": ..., "token": ..., "sessions": 2,
     "steps": [{"session": 0, "op": "list"},
-              {"session": 1, "op": "call", "name": ..., "arguments": {...}},
+              {"session": 1, "op": "call", "name": ..., "arguments": {...}, "progress": true},
               {"session": 0, "op": "waitListChanged"}]}'
   -> {"servers": [<serverInfo.name>...], "steps": [<tool names> | <call result> |
       <list_changed count once one arrived (10 s at most)>...],
@@ -70,11 +70,23 @@ async def step(opened, changes, spec):
     if spec["op"] == "list":
         listed = await opened.list_tools()
         return [tool.name for tool in listed.tools]
+    reports = []
+
+    async def on_progress(progress, total, message):
+        reports.append([progress, total, message])
+
+    callback = on_progress if spec.get("progress") else None
     try:
-        result = await opened.call_tool(spec["name"], spec.get("arguments", {}))
+        result = await opened.call_tool(spec["name"], spec.get("arguments", {}), progress_callback=callback)
     except MCPError as error:
         return {"error": {"code": error.code, "message": error.message}}
-    return call_report(result)
+    # Callbacks run in tasks of their own: let those already spawned finish.
+    for _ in range(100):
+        await anyio.sleep(0)
+    report = call_report(result)
+    if callback:
+        report["progress"] = reports
+    return report
 
 
 async def steps(spec):

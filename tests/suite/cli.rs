@@ -280,3 +280,80 @@ fn run_into_a_closed_pipe_exits_quietly_as_sigpipe_would() {
     assert_eq!(output.status.code(), Some(141), "{stderr}");
     assert!(!stderr.contains("Broken pipe"), "{stderr}");
 }
+
+/// A program whose one sub-call prints lines slowly, in `scratch` (bash runs there).
+fn slow_printer(scratch: &Scratch) -> PathBuf {
+    scratch.file(
+        "slow.ts",
+        "const r = await tools.bash({ command: 'for i in 1 2 3 4; do echo step$i; sleep 0.3; done' });\nreturn r.stdout;",
+    )
+}
+
+#[test]
+fn run_on_a_terminal_shows_a_live_line_per_dispatch_then_its_settled_line() {
+    let scratch = Scratch::new("live-tty");
+    let program = slow_printer(&scratch);
+    // util-linux `script` gives the command a pseudo-terminal and copies what it draws.
+    let command = format!(
+        "stty cols 200 rows 40; exec {} run --builtins bash {}",
+        env!("CARGO_BIN_EXE_dsh-tools"),
+        program.display()
+    );
+    let output = Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .current_dir(&scratch.0)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run script (util-linux)");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let drawn = String::from_utf8_lossy(&output.stdout).into_owned();
+    // A live line: a spinner frame, the dispatch, its elapsed time and a line it printed.
+    let live = drawn.split(['\r', '\n']).find(|line| {
+        line.contains("cli:code:1 bash")
+            && line.contains("s] step")
+            && "⠁⠂⠄⡀⢀⠠⠐⠈⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏".chars().any(|c| line.contains(c))
+    });
+    assert!(live.is_some(), "no live line in {drawn:?}");
+    // It collapses to the settled line, then the run's header.
+    let segments: Vec<&str> = drawn
+        .split(['\r', '\n'])
+        .map(|s| s.trim_start_matches("\u{1b}[2K"))
+        .collect();
+    let settled = segments
+        .iter()
+        .position(|s| s.starts_with("✓ cli:code:1 bash "));
+    let header = segments
+        .iter()
+        .position(|s| s.starts_with("── run_code completed"));
+    assert!(
+        matches!((settled, header), (Some(s), Some(h)) if s < h),
+        "{drawn:?}"
+    );
+    assert!(drawn.contains("step4"), "{drawn:?}");
+}
+
+#[test]
+fn run_into_a_pipe_prints_plain_lines_only() {
+    let scratch = Scratch::new("live-pipe");
+    let program = slow_printer(&scratch);
+    let output = Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
+        .args(["run", "--builtins", "bash", program.to_str().unwrap()])
+        .current_dir(&scratch.0)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let stdout = String::from_utf8(output.stdout.clone()).unwrap();
+    assert!(
+        !stdout.contains('\u{1b}') && !stdout.contains('\r'),
+        "{stdout:?}"
+    );
+    let (dispatches, status, content) = run_output(&output);
+    assert_eq!(
+        dispatches,
+        [
+            r#"✓ cli:code:1 bash {"command":"for i in 1 2 3 4; do echo step$i; sleep 0.3; done"} (… ms)"#
+        ]
+    );
+    assert_eq!(status, "completed");
+    assert_eq!(content, "step1\nstep2\nstep3\nstep4\n\n");
+}

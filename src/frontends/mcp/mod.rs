@@ -4,9 +4,12 @@
 //! pipeline through [`ToolRuntime::execute`], with the client's `notifications/cancelled`
 //! as its abort signal. The pipeline's metrics (`tools/metrics` on the wire protocol) are
 //! the resource [`METRICS_URI`], so an MCP client can read them too. Over Streamable HTTP
-//! ([`http`]) every MCP session is a front of its own in an agent scope of its own.
+//! ([`http`]) every MCP session is a front of its own in an agent scope of its own. A call
+//! whose request carries `_meta.progressToken` has its live output and progress sent as
+//! `notifications/progress` ([`progress`]).
 
 pub mod http;
+mod progress;
 mod session;
 
 use crate::code_mode::CodeMode;
@@ -16,13 +19,14 @@ use crate::pipeline::wrappers::Metrics;
 use crate::registry::RUN_CODE;
 use crate::tool::{AgentId, Signal, ToolDefinition, ToolExecutionInput};
 use dsh_tools_protocol::{CodeLanguage, PresentationMode};
+use progress::ProgressForwarder;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ServerCapabilities, ServerConfig, Tool,
+    ProgressToken, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    RequestParamsMeta, Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{NotificationContext, RequestContext, RoleServer, serve_server};
+use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer, serve_server};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 use session::SessionScope;
@@ -53,6 +57,8 @@ pub struct McpFront {
     session: Option<Arc<SessionScope>>,
     /// Registry changes (the scope they concern), for the sessions' announcers.
     changes: Option<broadcast::Sender<Option<AgentId>>>,
+    /// The runtime's progress sink: calls whose client asked for progress.
+    progress: Arc<ProgressForwarder>,
 }
 
 impl McpFront {
@@ -60,6 +66,10 @@ impl McpFront {
     /// direct calls are admitted exactly when the tool is listed), and `metrics` (the table
     /// the runtime's metrics wrapper records into) as [`METRICS_URI`].
     pub fn new(runtime: Arc<ToolRuntime>, mode: PresentationMode, metrics: Arc<Metrics>) -> Self {
+        let progress = Arc::new(ProgressForwarder::default());
+        if runtime.set_progress_sink(progress.clone()).is_err() {
+            tracing::warn!(target: "mcp", "the runtime already reports progress elsewhere: MCP clients get none");
+        }
         McpFront {
             runtime,
             mode,
@@ -69,6 +79,7 @@ impl McpFront {
             scope: None,
             session: None,
             changes: None,
+            progress,
         }
     }
 
@@ -97,6 +108,7 @@ impl McpFront {
             scope: Some(agent),
             session: Some(Arc::new(scope)),
             changes: self.changes.clone(),
+            progress: self.progress.clone(),
         })
     }
 
@@ -145,17 +157,29 @@ impl McpFront {
         tools
     }
 
-    async fn call(&self, request: CallToolRequestParams, signal: Signal) -> CallToolResult {
+    /// Runs one call; with `listener`, its progress goes to that client's token meanwhile.
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        signal: Signal,
+        listener: Option<(ProgressToken, Peer<RoleServer>)>,
+    ) -> CallToolResult {
         let number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let call_id = format!("mcp-{number}");
         let arguments = request
             .arguments
             .map(Value::Object)
             .unwrap_or_else(|| Value::Object(Default::default()));
         let name: Arc<str> = Arc::from(request.name.as_ref());
-        let input = ToolExecutionInput::new(format!("mcp-{number}"), name.clone(), arguments)
+        let forwarding =
+            listener.map(|(token, peer)| self.progress.open(call_id.clone(), token, peer));
+        let input = ToolExecutionInput::new(call_id, name.clone(), arguments)
             .with_signal(signal)
             .with_agent(self.scope.clone());
         let result = self.runtime.execute(input).await;
+        if let Some(forwarding) = forwarding {
+            forwarding.finish().await;
+        }
         let content: Vec<ContentBlock> = result
             .content
             .iter()
@@ -321,7 +345,14 @@ impl ServerHandler for McpFront {
             return Err(ErrorData::invalid_params(message, None));
         }
         let signal = Signal::new(context.ct.clone());
-        Ok(CallToolResponse::Complete(self.call(request, signal).await))
+        // rmcp moves a request's `_meta` into its context; either place is honoured.
+        let token = request
+            .progress_token()
+            .or_else(|| context.meta.get_progress_token());
+        let listener = token.map(|token| (token, context.peer.clone()));
+        Ok(CallToolResponse::Complete(
+            self.call(request, signal, listener).await,
+        ))
     }
 }
 

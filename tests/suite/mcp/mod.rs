@@ -4,4 +4,5 @@ mod fixture;
 mod http;
 mod ingest;
 mod lifecycle;
+mod progress;
 mod sandbox;

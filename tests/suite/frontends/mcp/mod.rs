@@ -2,4 +2,5 @@
 
 mod http;
 mod policy;
+mod progress;
 mod serve;
