@@ -60,9 +60,11 @@ impl Host {
             output,
             line: Vec::new(),
         };
-        host.send(&json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        host.send(
+            &json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "1", "capabilities": { "progress": progress },
-            "config": { "builtins": { "bash": { "cwd": cwd.display().to_string() } } } } }))?;
+            "config": { "builtins": { "bash": { "cwd": cwd.display().to_string() } } } } }),
+        )?;
         host.until_response(0)?;
         Ok(host)
     }
@@ -86,7 +88,10 @@ impl Host {
             if self.line.starts_with(wanted.as_bytes()) {
                 return Ok((reports, bytes));
             }
-            if self.line.starts_with(br#"{"jsonrpc":"2.0","method":"tools/progress""#) {
+            if self
+                .line
+                .starts_with(br#"{"jsonrpc":"2.0","method":"tools/progress""#)
+            {
                 reports += 1;
                 bytes += self.line.len() as u64;
             }
@@ -96,9 +101,11 @@ impl Host {
     fn flood(&mut self, id: u64) -> anyhow::Result<Sample> {
         let command = format!("head -c {FLOOD_BYTES} /dev/zero | tr '\\0' y > /dev/stdout");
         let started = Instant::now();
-        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/execute",
+        self.send(
+            &json!({ "jsonrpc": "2.0", "id": id, "method": "tools/execute",
             "params": { "callId": format!("flood-{id}"), "name": "bash",
-                "arguments": { "command": command, "timeoutMs": 600000 } } }))?;
+                "arguments": { "command": command, "timeoutMs": 600000 } } }),
+        )?;
         let (reports, live_bytes) = self.until_response(id)?;
         Ok(Sample {
             ms: started.elapsed().as_secs_f64() * 1000.0,
@@ -141,7 +148,10 @@ fn main() -> anyhow::Result<()> {
         without.push(off.flood(id)?.ms);
     }
     let (with, without) = (median(with), median(without));
-    println!("bash printing {} MiB, {runs} samples each, medians:", FLOOD_BYTES >> 20);
+    println!(
+        "bash printing {} MiB, {runs} samples each, medians:",
+        FLOOD_BYTES >> 20
+    );
     println!("  progress off: {without:8.1} ms");
     println!(
         "  progress on:  {with:8.1} ms  ({:+.1}%), {:.0} reports and {:.1} MiB of report lines per call reached the client",

@@ -85,8 +85,7 @@ impl ProgressSink for ProgressNotifier {
                     OUTPUT_HIGH_WATER,
                     METHOD,
                     &notification(execution, report),
-                )
-                {
+                ) {
                     self.count_dropped(execution, Dropped { reports: 1, bytes });
                 }
             }

@@ -28,7 +28,9 @@ fn host_with(progress: bool, config: Value) -> Host {
 fn until_response(host: &mut Host, id: &Value) -> (Vec<Value>, Value) {
     let mut before = Vec::new();
     loop {
-        let message = host.read().expect("the host closed stdout before answering");
+        let message = host
+            .read()
+            .expect("the host closed stdout before answering");
         if message.get("method").is_none() && &message["id"] == id {
             return (before, message);
         }
@@ -70,7 +72,11 @@ fn bash_output_streams_before_its_result_in_order() {
         "{} output reports before the result: {reports:?}",
         output.len()
     );
-    assert!(output.iter().all(|r| r["callId"] == "slow" && r.get("dispatchId").is_none()));
+    assert!(
+        output
+            .iter()
+            .all(|r| r["callId"] == "slow" && r.get("dispatchId").is_none())
+    );
     assert_eq!(
         text_of(&reports, "stdout"),
         "line1\nline2\nline3\nline4\nline5\n"
@@ -222,9 +228,11 @@ fn a_flood_behind_a_reader_that_does_not_read_keeps_the_host_small() {
     let pid = host.pid();
     let idle = high_water_mark(pid);
     let command = format!("head -c {FLOOD_BYTES} /dev/zero | tr '\\0' x");
-    host.send(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/execute",
+    host.send(
+        &json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/execute",
         "params": { "callId": "flood", "name": "bash",
-            "arguments": { "command": command, "timeoutMs": 600000 } } }));
+            "arguments": { "command": command, "timeoutMs": 600000 } } }),
+    );
     // The client reads nothing until the host has done the work.
     wait_until_quiet(pid, Duration::from_secs(300));
     let grown = high_water_mark(pid).saturating_sub(idle);
@@ -249,11 +257,21 @@ fn a_flood_behind_a_reader_that_does_not_read_keeps_the_host_small() {
         }
     };
     assert!(told_dropped, "the drops were not reported");
-    assert_eq!(shown + dropped, FLOOD_BYTES, "reported output does not add up");
+    assert_eq!(
+        shown + dropped,
+        FLOOD_BYTES,
+        "reported output does not add up"
+    );
     let value = &response["result"]["value"];
     assert_eq!(value["exitCode"], json!(0), "{response:.500}");
-    assert_eq!(value["stdoutSpill"]["bytes"], json!(FLOOD_BYTES), "{value:.500}");
-    let RawHost { mut child, stdin, .. } = host;
+    assert_eq!(
+        value["stdoutSpill"]["bytes"],
+        json!(FLOOD_BYTES),
+        "{value:.500}"
+    );
+    let RawHost {
+        mut child, stdin, ..
+    } = host;
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
