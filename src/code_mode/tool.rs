@@ -120,16 +120,27 @@ async fn run(
             }
             Ok(BodyOutput::from(value))
         }
-        Err(failure) => Err(failed(&failure, &outcome.logs)),
+        Err(failure) => Err(failed(&failure, outcome.logs)),
     }
 }
 
-/// `code run failed (<kind>): <message>` plus the captured lines.
-fn failed(failure: &RunFailure, logs: &[String]) -> ToolError {
-    let mut message = format!("code run failed ({}): {}", failure.kind, failure.message);
-    if !logs.is_empty() {
-        message.push_str("\nCaptured output:\n");
-        message.push_str(&logs.join("\n"));
+/// `code run failed (<kind>): <message>` plus the captured lines, written into one buffer
+/// of its final size (a run capped at many megabytes of output holds them once here).
+fn failed(failure: &RunFailure, logs: Vec<String>) -> ToolError {
+    let head = format!("code run failed ({}): {}", failure.kind, failure.message);
+    if logs.is_empty() {
+        return ToolError::harness(HarnessCode::CodeRunFailed, head);
+    }
+    const CAPTURED: &str = "\nCaptured output:\n";
+    let lines: usize = logs.iter().map(|line| line.len() + 1).sum();
+    let mut message = String::with_capacity(head.len() + CAPTURED.len() + lines);
+    message.push_str(&head);
+    message.push_str(CAPTURED);
+    for (i, line) in logs.into_iter().enumerate() {
+        if i > 0 {
+            message.push('\n');
+        }
+        message.push_str(&line);
     }
     ToolError::harness(HarnessCode::CodeRunFailed, message)
 }
@@ -151,24 +162,31 @@ impl Renderer for RunRenderer {
 
 /// The model-facing text of a completed run.
 pub fn render_run(value: &Value) -> String {
-    let mut parts: Vec<String> = value
+    let lines: Vec<&str> = value
         .get("logs")
         .and_then(Value::as_array)
-        .map(|lines| {
-            lines
-                .iter()
-                .filter_map(|l| l.as_str().map(str::to_string))
-                .collect()
-        })
+        .map(|lines| lines.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    match value.get("result") {
-        None => {}
-        Some(Value::String(text)) => parts.push(text.clone()),
-        Some(other) => parts.push(json::render_pretty(other)),
+    let rendered;
+    let result = match value.get("result") {
+        None => None,
+        Some(Value::String(text)) => Some(text.as_str()),
+        Some(other) => {
+            rendered = json::render_pretty(other);
+            Some(rendered.as_str())
+        }
+    };
+    let parts = || lines.iter().copied().chain(result);
+    if parts().next().is_none() {
+        return EMPTY_RUN.to_string();
     }
-    if parts.is_empty() {
-        EMPTY_RUN.to_string()
-    } else {
-        parts.join("\n")
+    // One buffer of the final size: a large run is not held once per line and once joined.
+    let mut text = String::with_capacity(parts().map(|part| part.len() + 1).sum());
+    for (i, part) in parts().enumerate() {
+        if i > 0 {
+            text.push('\n');
+        }
+        text.push_str(part);
     }
+    text
 }

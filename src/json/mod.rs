@@ -6,6 +6,7 @@
 //! `Value`'s own `Clone`, `PartialEq`, `Drop` and serializer recurse per nesting level;
 //! code that handles input of unbounded depth uses this module's counterparts instead.
 
+mod append;
 mod canonical;
 mod clone;
 mod decimal;
@@ -16,6 +17,7 @@ mod parse;
 mod path;
 mod render;
 
+pub use append::append_serialized;
 pub use canonical::{LossyJson, canonicalize, check_lossless};
 pub use clone::deep_clone;
 pub use decimal::is_integer;
@@ -25,4 +27,4 @@ pub use number::number_text;
 pub use parse::{ParseError, parse, parse_within};
 pub(crate) use path::locate;
 pub use path::{Segment, render_path};
-pub use render::{render_compact, render_pretty};
+pub use render::{render_compact, render_pretty, write_compact, write_json_string};

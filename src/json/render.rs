@@ -23,6 +23,17 @@ pub fn render_compact(value: &Value) -> String {
     render(value, false)
 }
 
+/// [`render_compact`] appended to `out`: a large value costs one buffer, not two.
+pub fn write_compact(out: &mut String, value: &Value) {
+    render_into(out, value, false);
+}
+
+/// `text` as a JSON string (quotes included) appended to `out`, escaped as
+/// `JSON.stringify` escapes it.
+pub fn write_json_string(out: &mut String, text: &str) {
+    write_string(out, text);
+}
+
 /// A container being written: its members left, whether it is written pretty, and whether
 /// a member has been written yet.
 struct Open<'a> {
@@ -38,6 +49,11 @@ enum Members<'a> {
 
 fn render(value: &Value, pretty: bool) -> String {
     let mut out = String::with_capacity(128);
+    render_into(&mut out, value, pretty);
+    out
+}
+
+fn render_into(out: &mut String, value: &Value, pretty: bool) {
     let mut open: Vec<Open<'_>> = Vec::new();
     let mut next = Some(value);
     loop {
@@ -53,11 +69,11 @@ fn render(value: &Value, pretty: bool) -> String {
                     None
                 }
                 Value::Number(number) => {
-                    write_number(&mut out, number.as_str());
+                    write_number(out, number.as_str());
                     None
                 }
                 Value::String(text) => {
-                    write_string(&mut out, text);
+                    write_string(out, text);
                     None
                 }
                 Value::Array(items) if items.is_empty() => {
@@ -87,7 +103,7 @@ fn render(value: &Value, pretty: bool) -> String {
         }
         let depth = open.len().saturating_sub(1);
         let Some(container) = open.last_mut() else {
-            return out;
+            return;
         };
         let (key, member) = match &mut container.members {
             Members::Array(items) => (None, items.next()),
@@ -104,10 +120,10 @@ fn render(value: &Value, pretty: bool) -> String {
                 container.empty_so_far = false;
                 if container.pretty {
                     out.push('\n');
-                    push_indent(&mut out, INDENT_STEP * (depth + 1));
+                    push_indent(out, INDENT_STEP * (depth + 1));
                 }
                 if let Some(key) = key {
-                    write_string(&mut out, key);
+                    write_string(out, key);
                     out.push(':');
                     if container.pretty {
                         out.push(' ');
@@ -118,7 +134,7 @@ fn render(value: &Value, pretty: bool) -> String {
             None => {
                 if container.pretty {
                     out.push('\n');
-                    push_indent(&mut out, INDENT_STEP * depth);
+                    push_indent(out, INDENT_STEP * depth);
                 }
                 out.push(match container.members {
                     Members::Array(_) => ']',

@@ -4,7 +4,7 @@
 //! events, program output) are dropped, counted and reported instead of piling up in memory
 //! behind a client that does not read.
 
-use super::framing::{Framing, encode_frame};
+use super::framing::{Framing, encode_frame, frame_prefix, frame_suffix};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -93,6 +93,33 @@ impl Outbox {
         method: &str,
         params: &impl serde::Serialize,
     ) -> bool {
+        self.admits_observed(limit, method) && self.notify(method, params)
+    }
+
+    /// [`Outbox::notify_observed`] with params the caller writes as JSON text straight into
+    /// the envelope (`capacity` bytes reserved for them): a result of many megabytes is
+    /// built once, in the buffer that is queued.
+    pub fn notify_observed_with(
+        &self,
+        method: &str,
+        capacity: usize,
+        write_params: impl FnOnce(&mut String),
+    ) -> bool {
+        if !self.admits_observed(OBSERVED_HIGH_WATER, method) {
+            return false;
+        }
+        let mut text = String::with_capacity(capacity + method.len() + 48);
+        text.push_str("{\"jsonrpc\":\"2.0\",\"method\":");
+        crate::json::write_json_string(&mut text, method);
+        text.push_str(",\"params\":");
+        write_params(&mut text);
+        text.push('}');
+        self.send(text.into_bytes())
+    }
+
+    /// Whether an observe-only notification may be queued below `limit`; if not, it is
+    /// counted as dropped. Reports earlier drops first when it may.
+    fn admits_observed(&self, limit: usize, method: &str) -> bool {
         if self.queued_bytes() >= limit {
             *self
                 .shared
@@ -106,7 +133,7 @@ impl Outbox {
         if let Some(report) = self.shared.take_report() {
             self.send(report);
         }
-        self.notify(method, params)
+        true
     }
 
     /// Ends the writer once what is queued so far is written, whoever still holds a clone
@@ -172,11 +199,15 @@ fn exact_json(value: &impl serde::Serialize) -> serde_json::Result<Vec<u8>> {
     SCRATCH.with(|scratch| {
         let mut scratch = scratch.borrow_mut();
         scratch.clear();
-        let written = serde_json::to_writer(&mut *scratch, value).map(|()| scratch.to_vec());
-        if scratch.capacity() > KEPT {
-            *scratch = Vec::new();
+        let written = serde_json::to_writer(&mut *scratch, value);
+        if scratch.capacity() <= KEPT {
+            return written.map(|()| scratch.to_vec());
         }
-        written
+        // Too large to keep: the buffer itself leaves, trimmed, rather than a copy of it.
+        let mut large = std::mem::take(&mut *scratch);
+        written?;
+        large.shrink_to_fit();
+        Ok(large)
     })
 }
 
@@ -200,40 +231,56 @@ where
 }
 
 /// Coalesces whatever is queued into one write, so a busy connection makes few syscalls.
+/// A message of [`COALESCE_LIMIT`] bytes or more is written from its own buffer after what
+/// was coalesced before it, never copied: a large result costs the host once, not twice,
+/// and the coalescing buffer never grows past twice the limit.
 async fn write_loop<W: AsyncWrite + Unpin>(
     mut receiver: mpsc::UnboundedReceiver<Queued>,
     mut output: W,
     shared: Arc<Shared>,
 ) {
-    const COALESCE_LIMIT: usize = 1 << 20;
     let mut buffer = Vec::with_capacity(64 * 1024);
+    let mut tail = Vec::new();
     let mut closing = false;
     while !closing && let Some(first) = receiver.recv().await {
         let Queued::Message(first) = first else { break };
         buffer.clear();
+        tail.clear();
         let framing = *shared.framing.lock();
-        let mut written = first.len();
-        encode_frame(framing, &first, &mut buffer);
-        while buffer.len() < COALESCE_LIMIT {
+        let mut written = 0;
+        let mut large = None;
+        let mut next = Some(first);
+        while let Some(message) = next.take() {
+            written += message.len();
+            if message.len() >= COALESCE_LIMIT {
+                frame_prefix(framing, message.len(), &mut buffer);
+                frame_suffix(framing, &mut tail);
+                large = Some(message);
+                break;
+            }
+            encode_frame(framing, &message, &mut buffer);
+            if buffer.len() >= COALESCE_LIMIT {
+                break;
+            }
             match receiver.try_recv() {
-                Ok(Queued::Message(next)) => {
-                    written += next.len();
-                    encode_frame(framing, &next, &mut buffer);
-                }
-                Ok(Queued::Close) => {
-                    closing = true;
-                    break;
-                }
-                Err(_) => break,
+                Ok(Queued::Message(message)) => next = Some(message),
+                Ok(Queued::Close) => closing = true,
+                Err(_) => {}
             }
         }
         // Drops are reported when the queue has emptied, if no later notification did.
         if receiver.is_empty()
             && let Some(report) = shared.take_report()
         {
-            encode_frame(framing, &report, &mut buffer);
+            encode_frame(framing, &report, &mut tail);
         }
-        let failed = output.write_all(&buffer).await.is_err() || output.flush().await.is_err();
+        let failed = write_out(
+            &mut output,
+            [&buffer, large.as_deref().unwrap_or(&[]), &tail],
+        )
+        .await
+        .is_err();
+        drop(large);
         shared.queued_bytes.fetch_sub(written, Ordering::Relaxed);
         shared.drained.notify_waiters();
         if failed {
@@ -244,6 +291,22 @@ async fn write_loop<W: AsyncWrite + Unpin>(
             return;
         }
     }
+}
+
+/// Bytes a writer pass coalesces before it writes; a message this large is not copied.
+const COALESCE_LIMIT: usize = 1 << 20;
+
+/// Writes the non-empty parts in order, then flushes.
+async fn write_out<W: AsyncWrite + Unpin>(
+    output: &mut W,
+    parts: [&[u8]; 3],
+) -> std::io::Result<()> {
+    for part in parts {
+        if !part.is_empty() {
+            output.write_all(part).await?;
+        }
+    }
+    output.flush().await
 }
 
 #[cfg(test)]
@@ -320,5 +383,48 @@ mod tests {
                 r#"{"jsonrpc":"2.0","method":"code/log","params":"after"}"#,
             ]
         );
+    }
+
+    /// What the writer wrote in `framing` for messages sent all at once.
+    async fn framed(framing: Framing, messages: &[Vec<u8>]) -> Vec<u8> {
+        let (output, mut input) = tokio::io::duplex(1 << 16);
+        let (outbox, writer) = spawn_writer(output, framing);
+        for message in messages {
+            assert!(outbox.send(message.clone()));
+        }
+        outbox.close();
+        let reader = tokio::spawn(async move {
+            let mut bytes = Vec::new();
+            input.read_to_end(&mut bytes).await.unwrap();
+            bytes
+        });
+        writer.await.unwrap();
+        reader.await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_large_message_between_small_ones_is_framed_whole_and_in_order() {
+        let large = format!("{{\"big\":\"{}\"}}", "y".repeat(3 * COALESCE_LIMIT)).into_bytes();
+        let messages = vec![b"{\"a\":1}".to_vec(), large, b"{\"b\":2}".to_vec()];
+        for framing in [Framing::Ndjson, Framing::Lsp] {
+            let mut expected = Vec::new();
+            for message in &messages {
+                encode_frame(framing, message, &mut expected);
+            }
+            assert!(framed(framing, &messages).await == expected, "{framing:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn params_written_in_place_make_the_same_envelope_as_serialized_ones() {
+        let params = serde_json::json!({ "x": [1, "two"] });
+        let serialized = written(|outbox| assert!(outbox.notify("m/x", &params))).await;
+        let in_place = written(|outbox| {
+            assert!(outbox.notify_observed_with("m/x", 8, |out| {
+                crate::json::append_serialized(out, &params)
+            }))
+        })
+        .await;
+        assert_eq!(in_place, serialized);
     }
 }

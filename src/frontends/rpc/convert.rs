@@ -6,7 +6,7 @@ use crate::pipeline::hooks::{BlockFeedback, DispatchLog, PostDecision, PreDecisi
 use crate::registry::RegisteredTool;
 use crate::tool::{Outcome, ToolDefinition, ToolExecution, ToolExecutionResult};
 use dsh_tools_protocol as wire;
-use dsh_tools_protocol::CodeLanguage;
+use dsh_tools_protocol::{CodeLanguage, ContentBlock};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -38,47 +38,66 @@ pub fn result(result: &ToolExecutionResult) -> wire::ToolExecutionResult {
     }
 }
 
-/// The wire shape of a result as JSON text (the same fields and order as
-/// [`wire::ToolExecutionResult`]), with the canonical value and metadata rendered without
-/// recursion: a value may nest as deep as the transport admits.
-pub fn result_json(result: &ToolExecutionResult) -> Box<RawValue> {
-    let mut text = format!("{{\"isError\":{}", result.is_error());
+/// The wire shape of a result as JSON text appended to `out` (the same fields and order as
+/// [`wire::ToolExecutionResult`]), the canonical value and metadata rendered without
+/// recursion (a value may nest as deep as the transport admits), so a result of many
+/// megabytes is written once, into the buffer that leaves the host.
+pub fn write_result_json(out: &mut String, result: &ToolExecutionResult) {
+    out.push_str(if result.is_error() {
+        "{\"isError\":true"
+    } else {
+        "{\"isError\":false"
+    });
     match &result.outcome {
         Outcome::Success(value) => {
-            text.push_str(",\"value\":");
-            text.push_str(&json::render_compact(value));
+            out.push_str(",\"value\":");
+            json::write_compact(out, value);
         }
         Outcome::Failure(error) => {
-            let info = error.code.map(|code| wire::ErrorInfo {
-                name: code.class_name().into(),
-                code: code.as_str().into(),
-            });
-            let failure = wire::ToolFailure {
-                message: error.message.clone(),
-                info,
-            };
-            text.push_str(",\"error\":");
-            text.push_str(&serialized(&failure));
+            out.push_str(",\"error\":{\"message\":");
+            json::write_json_string(out, &error.message);
+            if let Some(code) = error.code {
+                out.push_str(",\"info\":");
+                json::append_serialized(
+                    out,
+                    &wire::ErrorInfo {
+                        name: code.class_name().into(),
+                        code: code.as_str().into(),
+                    },
+                );
+            }
+            out.push('}');
         }
     }
-    text.push_str(",\"content\":");
-    text.push_str(&serialized(&result.content));
+    out.push_str(",\"content\":");
+    json::append_serialized(out, &result.content);
     if let Some(meta) = &result.meta {
-        text.push_str(",\"meta\":");
-        text.push_str(&json::render_compact(meta));
+        out.push_str(",\"meta\":");
+        json::write_compact(out, meta);
     }
     if !result.additional_contexts.is_empty() {
-        text.push_str(",\"additionalContexts\":");
-        text.push_str(&serialized(&result.additional_contexts));
+        out.push_str(",\"additionalContexts\":");
+        json::append_serialized(out, &result.additional_contexts);
     }
-    text.push('}');
-    raw_json(text)
+    out.push('}');
 }
 
-/// Compact JSON of a protocol value (`null` if it cannot be serialized, which protocol
-/// types always can).
-fn serialized(value: &impl serde::Serialize) -> String {
-    serde_json::to_string(value).unwrap_or_else(|_| "null".into())
+/// About the bytes of [`write_result_json`]'s text: its messages and text content (twice
+/// for a success, whose value usually holds what its content renders), so a large result
+/// is one allocation rather than a chain of doublings.
+pub fn result_json_capacity(result: &ToolExecutionResult) -> usize {
+    let content: usize = result
+        .content
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text(text) => text.text.len(),
+            ContentBlock::Image(image) => image.data.len(),
+            ContentBlock::Other(_) => 64,
+        })
+        .sum();
+    let message = result.error().map_or(0, |error| error.message.len());
+    let value = if result.is_error() { 0 } else { content };
+    256 + message + content + value
 }
 
 /// The identity observers see.
@@ -202,5 +221,43 @@ pub fn dispatch_notification(log: DispatchLog) -> wire::CodeDispatchNotification
         content,
         is_error,
         time: wire::DispatchTime { start, end },
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::tool::{HarnessCode, ToolError};
+    use serde_json::json;
+    use std::sync::Arc;
+
+    /// The text written in place against serde's rendering of the wire type.
+    fn check(result: &ToolExecutionResult) {
+        let mut text = String::new();
+        write_result_json(&mut text, result);
+        assert_eq!(text, serde_json::to_string(&super::result(result)).unwrap());
+        assert!(text.len() <= result_json_capacity(result) + 256, "{text}");
+    }
+
+    #[test]
+    fn results_written_in_place_match_the_wire_type() {
+        let context = serde_json::from_value(json!({
+            "role": "user", "content": "note \"quoted\"\n", "source": { "kind": "plugin" }
+        }))
+        .unwrap();
+        check(&ToolExecutionResult {
+            outcome: Outcome::Success(Arc::new(json!({ "a": [1, "é\u{1}", null], "b": {} }))),
+            content: vec![ContentBlock::text("a\tb")],
+            meta: Some(json!({ "card": { "kind": "x" } })),
+            additional_contexts: vec![context],
+        });
+        check(&ToolExecutionResult::failure(ToolError::new(
+            "plain \\ failure",
+        )));
+        check(&ToolExecutionResult::harness(
+            HarnessCode::InvalidArgs,
+            "bad \"args\"\n\u{7f}😀",
+        ));
     }
 }

@@ -3,6 +3,7 @@
 use super::errors::{invalid_params, rpc_error};
 use super::hooks::{ClientApprover, ClientHook};
 use super::progress::ProgressNotifier;
+use super::reply::{DirectReply, Results};
 use super::session::{Lifecycle, RequestSignal, Session};
 use super::{client_tool, convert, params};
 use crate::config;
@@ -30,6 +31,14 @@ pub const CONCURRENT_METHODS: &[&str] = &[
     "shutdown",
 ];
 
+/// The cancellation signal the server attached to a request.
+fn signal_of(extensions: &jsonrpsee::Extensions) -> Signal {
+    extensions
+        .get::<RequestSignal>()
+        .map(|s| Signal::new(s.0.clone()))
+        .unwrap_or_default()
+}
+
 /// Builds the method table over one session.
 pub fn table(session: Arc<Session>) -> RpcModule<Session> {
     let mut module = RpcModule::from_arc(session);
@@ -39,11 +48,26 @@ pub fn table(session: Arc<Session>) -> RpcModule<Session> {
             let _ = module.register_async_method(
                 $name,
                 move |params, session, extensions| async move {
-                    let signal = extensions
-                        .get::<RequestSignal>()
-                        .map(|s| Signal::new(s.0.clone()))
-                        .unwrap_or_default();
-                    $handler(params::parse(&params), session, signal).await
+                    $handler(params::parse(&params), session, signal_of(&extensions)).await
+                },
+            );
+        };
+    }
+    // Methods answering with results: written in place when the server gave a slot.
+    macro_rules! results_method {
+        ($name:literal, $handler:expr) => {
+            let _ = module.register_async_method(
+                $name,
+                move |params, session, extensions| async move {
+                    let results =
+                        $handler(params::parse(&params), session, signal_of(&extensions)).await?;
+                    Ok::<_, ErrorObjectOwned>(match extensions.get::<DirectReply>() {
+                        Some(reply) => {
+                            reply.answer(&results);
+                            RawValue::NULL.to_owned()
+                        }
+                        None => results.to_json(),
+                    })
                 },
             );
         };
@@ -61,8 +85,8 @@ pub fn table(session: Arc<Session>) -> RpcModule<Session> {
     method!("agents/open", open_agent);
     method!("agents/close", close_agent);
     method!("tools/executionMode", execution_mode);
-    method!("tools/execute", execute);
-    method!("tools/executeBatch", execute_batch);
+    results_method!("tools/execute", execute);
+    results_method!("tools/executeBatch", execute_batch);
     method!("tools/prompt", prompt);
     method!("tools/loaded", loaded);
     method!("tools/unload", unload);
@@ -395,20 +419,20 @@ async fn execute(
     params: RpcResult<wire::ExecuteParams>,
     session: Arc<Session>,
     signal: Signal,
-) -> RpcResult<Box<RawValue>> {
+) -> RpcResult<Results> {
     let params = params?;
     let scope = known_scope(&session, params.agent)?;
     let input = ToolExecutionInput::new(params.call_id, params.name, params.arguments)
         .with_signal(signal)
         .with_agent(scope);
-    Ok(convert::result_json(&session.runtime.execute(input).await))
+    Ok(Results::One(session.runtime.execute(input).await))
 }
 
 async fn execute_batch(
     params: RpcResult<wire::ExecuteBatchParams>,
     session: Arc<Session>,
     signal: Signal,
-) -> RpcResult<Box<RawValue>> {
+) -> RpcResult<Results> {
     let params = params?;
     let scope = known_scope(&session, params.agent)?;
     let calls = params.calls.into_iter().map(|call| {
@@ -421,8 +445,7 @@ async fn execute_batch(
         .runtime
         .execute_batch(calls.collect(), max_parallel)
         .await;
-    let results: Vec<Box<RawValue>> = results.iter().map(convert::result_json).collect();
-    Ok(convert::raw_array(&results))
+    Ok(Results::Batch(results))
 }
 
 async fn prompt(

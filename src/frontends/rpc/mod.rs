@@ -8,6 +8,7 @@ mod hooks;
 mod methods;
 mod params;
 mod progress;
+mod reply;
 mod server;
 mod session;
 

@@ -2,6 +2,7 @@
 //! batches, gate by lifecycle, run methods (inline or as tasks), and shut down in order.
 
 use super::methods::{self, CONCURRENT_METHODS};
+use super::reply::DirectReply;
 use super::session::{Lifecycle, RequestSignal, Session};
 use crate::transport::framing::{FrameReader, Framing, ReadEvent};
 use crate::transport::{PeerError, spawn_writer};
@@ -412,6 +413,8 @@ impl Connection {
         let token = self.session.track(&id_text);
         let mut extensions = Extensions::new();
         extensions.insert(RequestSignal(token));
+        let direct = DirectReply::new(serde_json::to_string(&id).unwrap_or_else(|_| "null".into()));
+        extensions.insert(direct.clone());
         let call = callback(
             id,
             Params::new(params.map(RawValue::get)).into_owned(),
@@ -422,7 +425,9 @@ impl Connection {
         let panicked = id_text.clone();
         let run = async move {
             match AssertUnwindSafe(call).catch_unwind().await {
-                Ok(response) => String::from(Box::<str>::from(response.into_json())).into_bytes(),
+                Ok(response) => direct.take().unwrap_or_else(|| {
+                    String::from(Box::<str>::from(response.into_json())).into_bytes()
+                }),
                 Err(_) => internal_error_for(&panicked),
             }
         };

@@ -13,7 +13,7 @@ use crate::transport::{Outbox, Peer};
 use dsh_tools_protocol::{
     ClientCapabilities, CodeDispatchEvents, CodeDispatchStartNotification,
     CodeDispatchStartSummary, CodeDispatchSummary, CodeLogNotification, DispatchTime, HostConfig,
-    ListChangedNotification, ResultNotification,
+    ListChangedNotification,
 };
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -185,11 +185,16 @@ impl ResultObserver for ResultNotifier {
         if execution.parent.is_some() && self.detail.get() != CodeDispatchEvents::Full {
             return;
         }
-        let notification = ResultNotification {
-            execution: convert::execution_ref(execution),
-            result: convert::result(result),
-        };
-        self.outbox.notify_observed("tools/result", &notification);
+        // `ResultNotification`, written in place: the result is not cloned to be sent.
+        let capacity = convert::result_json_capacity(result) + 256;
+        self.outbox
+            .notify_observed_with("tools/result", capacity, |out| {
+                out.push_str("{\"execution\":");
+                crate::json::append_serialized(out, &convert::execution_ref(execution));
+                out.push_str(",\"result\":");
+                convert::write_result_json(out, result);
+                out.push('}');
+            });
     }
 }
 

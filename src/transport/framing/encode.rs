@@ -6,30 +6,37 @@ use super::Framing;
 ///
 /// `Auto` only occurs before the peer has sent a byte; it writes LSP, the protocol default.
 pub fn encode_frame(framing: Framing, payload: &[u8], out: &mut Vec<u8>) {
-    match framing {
-        Framing::Lsp | Framing::Auto => {
-            let mut digits = [0u8; 20];
-            let mut first = digits.len();
-            let mut rest = payload.len();
-            loop {
-                first -= 1;
-                digits[first] = b'0' + (rest % 10) as u8;
-                rest /= 10;
-                if rest == 0 {
-                    break;
-                }
-            }
-            out.reserve(payload.len() + 40);
-            out.extend_from_slice(b"Content-Length: ");
-            out.extend_from_slice(&digits[first..]);
-            out.extend_from_slice(b"\r\n\r\n");
-            out.extend_from_slice(payload);
+    out.reserve(payload.len() + 40);
+    frame_prefix(framing, payload.len(), out);
+    out.extend_from_slice(payload);
+    frame_suffix(framing, out);
+}
+
+/// What a frame of `len` payload bytes starts with: the LSP header, or nothing.
+pub fn frame_prefix(framing: Framing, len: usize, out: &mut Vec<u8>) {
+    if framing == Framing::Ndjson {
+        return;
+    }
+    let mut digits = [0u8; 20];
+    let mut first = digits.len();
+    let mut rest = len;
+    loop {
+        first -= 1;
+        digits[first] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
         }
-        Framing::Ndjson => {
-            out.reserve(payload.len() + 1);
-            out.extend_from_slice(payload);
-            out.push(b'\n');
-        }
+    }
+    out.extend_from_slice(b"Content-Length: ");
+    out.extend_from_slice(&digits[first..]);
+    out.extend_from_slice(b"\r\n\r\n");
+}
+
+/// What a frame ends with after its payload: a newline, or nothing.
+pub fn frame_suffix(framing: Framing, out: &mut Vec<u8>) {
+    if framing == Framing::Ndjson {
+        out.push(b'\n');
     }
 }
 

@@ -37,7 +37,7 @@ mod tests;
 
 use std::str::FromStr;
 
-pub use encode::encode_frame;
+pub use encode::{encode_frame, frame_prefix, frame_suffix};
 pub use reader::FrameReader;
 
 /// How messages are delimited on the wire; `Auto` lets the first input byte decide.

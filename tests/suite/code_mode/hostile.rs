@@ -122,14 +122,17 @@ fn log_floods_end_as_output_limit_and_stop_streaming_at_the_cap() {
 }
 
 /// A run that floods logs up to its output cap costs the host less than three times the
-/// cap (plus 64 MB for the engine): what was printed is held once, not once per layer.
+/// cap (plus 64 MB for the engine): what was printed is held once, not once per layer (the
+/// captured lines, the failure's message, and the response and `tools/result` each written
+/// once into the buffer that is sent). One pool slot, so the isolate that replaces the one
+/// used before is not being built while the flood runs: this measures the output path.
 #[test]
 fn an_output_capped_run_costs_the_host_under_three_times_its_cap() {
     const CAP: u64 = 16 * 1024 * 1024;
     let mut host = Host::code_mode(
         Framing::Ndjson,
         "code",
-        json!({ "codeRuntime": { "maxOutputBytes": CAP } }),
+        json!({ "codeRuntime": { "maxOutputBytes": CAP, "poolSize": 1 } }),
     );
     still_serving(&mut host);
     let before = host.peak_memory_kib();

@@ -1,0 +1,89 @@
+//! Responses written in place. A method whose result can be many megabytes of JSON text
+//! (`tools/execute`, `tools/executeBatch`) writes its whole response, envelope included,
+//! into one buffer of about the right size, rather than handing jsonrpsee a value that it
+//! copies into a buffer of its own, grown by doubling.
+
+use super::convert;
+use crate::tool::ToolExecutionResult;
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+/// The slot a request's handler answers through (a request extension). Empty unless the
+/// handler wrote its response there; then the server sends that instead of jsonrpsee's.
+#[derive(Clone)]
+pub struct DirectReply(Arc<Slot>);
+
+struct Slot {
+    /// The request id as JSON, as jsonrpsee would write it.
+    id: String,
+    response: Mutex<Option<Vec<u8>>>,
+}
+
+impl DirectReply {
+    pub fn new(id: String) -> Self {
+        Self(Arc::new(Slot {
+            id,
+            response: Mutex::new(None),
+        }))
+    }
+
+    /// Writes the success response whose `result` is `results` (one, or an array).
+    pub fn answer(&self, results: &Results) {
+        let slot = &self.0;
+        let mut text = String::with_capacity(results.capacity() + slot.id.len() + 40);
+        text.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+        text.push_str(&slot.id);
+        text.push_str(",\"result\":");
+        results.write(&mut text);
+        text.push('}');
+        *slot.response.lock() = Some(text.into_bytes());
+    }
+
+    /// The response the handler wrote, if it wrote one.
+    pub fn take(&self) -> Option<Vec<u8>> {
+        self.0.response.lock().take()
+    }
+}
+
+/// What a result-answering method returns.
+pub enum Results {
+    One(ToolExecutionResult),
+    Batch(Vec<ToolExecutionResult>),
+}
+
+impl Results {
+    fn capacity(&self) -> usize {
+        match self {
+            Results::One(result) => convert::result_json_capacity(result),
+            Results::Batch(results) => results
+                .iter()
+                .map(|result| convert::result_json_capacity(result) + 1)
+                .sum::<usize>()
+                .saturating_add(2),
+        }
+    }
+
+    /// The `result` JSON text appended to `out`.
+    pub fn write(&self, out: &mut String) {
+        match self {
+            Results::One(result) => convert::write_result_json(out, result),
+            Results::Batch(results) => {
+                out.push('[');
+                for (i, result) in results.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    convert::write_result_json(out, result);
+                }
+                out.push(']');
+            }
+        }
+    }
+
+    /// The `result` JSON text alone, for a caller without a [`DirectReply`] slot.
+    pub fn to_json(&self) -> Box<serde_json::value::RawValue> {
+        let mut text = String::with_capacity(self.capacity());
+        self.write(&mut text);
+        convert::raw_json(text)
+    }
+}
