@@ -5,5 +5,5 @@ pub mod framing;
 mod outbox;
 mod peer;
 
-pub use outbox::{Outbox, spawn_writer};
+pub use outbox::{OBSERVED_HIGH_WATER, Outbox, spawn_writer};
 pub use peer::{Peer, PeerError};

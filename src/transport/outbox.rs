@@ -96,16 +96,17 @@ impl Outbox {
         self.admits_observed(limit, method) && self.notify(method, params)
     }
 
-    /// [`Outbox::notify_observed`] with params the caller writes as JSON text straight into
-    /// the envelope (`capacity` bytes reserved for them): a result of many megabytes is
-    /// built once, in the buffer that is queued.
+    /// [`Outbox::notify_observed_below`] with params the caller writes as JSON text straight
+    /// into the envelope (`capacity` bytes reserved for them): a result of many megabytes,
+    /// or a flood of live output, is built once, in the buffer that is queued.
     pub fn notify_observed_with(
         &self,
+        limit: usize,
         method: &str,
         capacity: usize,
         write_params: impl FnOnce(&mut String),
     ) -> bool {
-        if !self.admits_observed(OBSERVED_HIGH_WATER, method) {
+        if !self.admits_observed(limit, method) {
             return false;
         }
         let mut text = String::with_capacity(capacity + method.len() + 48);
@@ -420,9 +421,11 @@ mod tests {
         let params = serde_json::json!({ "x": [1, "two"] });
         let serialized = written(|outbox| assert!(outbox.notify("m/x", &params))).await;
         let in_place = written(|outbox| {
-            assert!(outbox.notify_observed_with("m/x", 8, |out| {
-                crate::json::append_serialized(out, &params)
-            }))
+            assert!(
+                outbox.notify_observed_with(OBSERVED_HIGH_WATER, "m/x", 8, |out| {
+                    crate::json::append_serialized(out, &params)
+                })
+            )
         })
         .await;
         assert_eq!(in_place, serialized);

@@ -3,6 +3,7 @@
 //! slowly, output reports are dropped and each call's drops are counted and told to it; a
 //! client tool's own `tools/reportProgress` is routed to its call by execution token.
 
+use crate::json;
 use crate::pipeline::hooks::ResultObserver;
 use crate::tool::{
     ExecutionToken, Progress, ProgressEvent, ProgressSink, ToolExecution, ToolExecutionResult,
@@ -65,6 +66,23 @@ fn notification(execution: &ToolExecution, report: ProgressReport) -> ProgressNo
     }
 }
 
+/// The params of an output report (`ProgressNotification` with an `OutputReport`, fields
+/// in its order), written in place: a flood's text is escaped once, into the queued buffer.
+fn write_output(out: &mut String, execution: &ToolExecution, stream: &str, text: &str) {
+    let (call_id, dispatch_id) = progress_ids(execution);
+    out.push_str("{\"callId\":");
+    json::write_json_string(out, call_id);
+    if let Some(dispatch_id) = dispatch_id {
+        out.push_str(",\"dispatchId\":");
+        json::write_json_string(out, dispatch_id);
+    }
+    out.push_str(",\"kind\":\"output\",\"stream\":");
+    json::write_json_string(out, stream);
+    out.push_str(",\"text\":");
+    json::write_json_string(out, text);
+    out.push('}');
+}
+
 impl ProgressSink for ProgressNotifier {
     fn report(&self, execution: &ToolExecution, event: ProgressEvent) {
         match event {
@@ -76,16 +94,13 @@ impl ProgressSink for ProgressNotifier {
                     self.count_dropped(execution, missed_count(&missed));
                 }
                 let bytes = text.len() as u64;
-                let report = ProgressReport::Output(OutputReport {
-                    stream: Some(stream.name().to_string()),
-                    text: Some(text),
-                    ..OutputReport::default()
-                });
-                if !self.outbox.notify_observed_below(
-                    OUTPUT_HIGH_WATER,
-                    METHOD,
-                    &notification(execution, report),
-                ) {
+                let capacity = text.len() + 128;
+                let sent =
+                    self.outbox
+                        .notify_observed_with(OUTPUT_HIGH_WATER, METHOD, capacity, |out| {
+                            write_output(out, execution, stream.name(), &text)
+                        });
+                if !sent {
                     self.count_dropped(execution, Dropped { reports: 1, bytes });
                 }
             }
@@ -174,5 +189,43 @@ pub struct Route {
 impl Drop for Route {
     fn drop(&mut self) {
         self.routes.0.lock().remove(&self.token);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::tool::{ExecutionToken, Signal};
+
+    fn execution(call_id: &str, parent: Option<ExecutionToken>) -> ToolExecution {
+        ToolExecution {
+            token: ExecutionToken::fresh(),
+            call_id: call_id.into(),
+            name: "bash".into(),
+            arguments: Arc::new(serde_json::json!({})),
+            agent: None,
+            parent,
+            signal: Signal::never(),
+        }
+    }
+
+    #[test]
+    fn output_written_in_place_matches_the_wire_type() {
+        let text = "y\"\\\n\u{1}é😀".repeat(3);
+        for execution in [
+            execution("call", None),
+            execution("outer:code:2", Some(ExecutionToken::fresh())),
+        ] {
+            let mut out = String::new();
+            write_output(&mut out, &execution, "stderr", &text);
+            let report = ProgressReport::Output(OutputReport {
+                stream: Some("stderr".into()),
+                text: Some(text.clone()),
+                ..OutputReport::default()
+            });
+            let expected = serde_json::to_string(&notification(&execution, report)).unwrap();
+            assert_eq!(out, expected);
+        }
     }
 }

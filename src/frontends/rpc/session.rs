@@ -9,7 +9,7 @@ use crate::pipeline::{ListenerId, ToolRuntime};
 use crate::policy::PolicySet;
 use crate::runtime::LogStream;
 use crate::tool::{ToolExecution, ToolExecutionResult};
-use crate::transport::{Outbox, Peer};
+use crate::transport::{OBSERVED_HIGH_WATER, Outbox, Peer};
 use dsh_tools_protocol::{
     ClientCapabilities, CodeDispatchEvents, CodeDispatchStartNotification,
     CodeDispatchStartSummary, CodeDispatchSummary, CodeLogNotification, DispatchTime, HostConfig,
@@ -188,7 +188,7 @@ impl ResultObserver for ResultNotifier {
         // `ResultNotification`, written in place: the result is not cloned to be sent.
         let capacity = convert::result_json_capacity(result) + 256;
         self.outbox
-            .notify_observed_with("tools/result", capacity, |out| {
+            .notify_observed_with(OBSERVED_HIGH_WATER, "tools/result", capacity, |out| {
                 out.push_str("{\"execution\":");
                 crate::json::append_serialized(out, &convert::execution_ref(execution));
                 out.push_str(",\"result\":");
