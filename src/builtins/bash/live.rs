@@ -1,6 +1,8 @@
 //! A stream's live output for the front end, coalesced: what arrived is reported once 8 KiB
-//! are pending or 50 ms after the first pending byte, so a flood costs one report per 8 KiB
-//! or more and a trickle at most one per 50 ms. Text is cut on UTF-8 boundaries.
+//! are pending (unless the last report left under 50 ms ago), 50 ms after the first pending
+//! byte, or at once when 1 MiB is pending. A trickle costs at most one report per 50 ms, and
+//! a flood one per 50 ms or per MiB rather than one per pipe read: each report wakes the
+//! writer and the client. Text is cut on UTF-8 boundaries.
 
 use crate::tool::{OutputStream, Progress};
 use std::time::Duration;
@@ -10,8 +12,11 @@ use tokio::time::Instant;
 pub const FLUSH_BYTES: usize = 8 << 10;
 /// The most one read of a pipe returns.
 pub const READ_BYTES: usize = 64 << 10;
-/// How long the first pending byte may wait.
+/// How long the first pending byte may wait, and the least time between two reports of
+/// fewer than [`MAX_REPORT_BYTES`].
 pub const FLUSH_AFTER: Duration = Duration::from_millis(50);
+/// Bytes pending that are reported at once, however recent the last report.
+pub const MAX_REPORT_BYTES: usize = 1 << 20;
 
 /// One stream's pending live output.
 pub struct LiveOutput {
@@ -19,6 +24,7 @@ pub struct LiveOutput {
     stream: OutputStream,
     pending: Vec<u8>,
     since: Option<Instant>,
+    last_report: Option<Instant>,
 }
 
 impl LiveOutput {
@@ -28,29 +34,47 @@ impl LiveOutput {
             stream,
             pending: Vec::new(),
             since: None,
+            last_report: None,
         }
     }
 
     /// Takes bytes read from the stream, reporting them if enough are pending.
     pub fn push(&mut self, bytes: &[u8]) {
+        self.push_at(bytes, Instant::now());
+    }
+
+    fn push_at(&mut self, bytes: &[u8], now: Instant) {
         if !self.progress.is_live() {
             return;
         }
         self.pending.extend_from_slice(bytes);
-        self.since.get_or_insert_with(Instant::now);
-        if self.pending.len() >= FLUSH_BYTES {
-            self.flush();
+        self.since.get_or_insert(now);
+        let rested = self
+            .last_report
+            .is_none_or(|last| now.duration_since(last) >= FLUSH_AFTER);
+        if self.pending.len() >= MAX_REPORT_BYTES || (self.pending.len() >= FLUSH_BYTES && rested) {
+            self.flush_at(now);
         }
     }
 
-    /// When pending output is due (none pending: never).
+    /// When pending output is due (none pending: never): 50 ms after its first byte, or
+    /// after the last report once 8 KiB are pending.
     pub fn due(&self) -> Option<Instant> {
-        self.since.map(|since| since + FLUSH_AFTER)
+        let since = self.since?;
+        let from = match self.last_report {
+            Some(last) if self.pending.len() >= FLUSH_BYTES => last.min(since),
+            _ => since,
+        };
+        Some(from + FLUSH_AFTER)
     }
 
     /// Reports what is pending, keeping an incomplete UTF-8 sequence at the end for the next
     /// read (at the end of the stream, `finish` reports it as it is).
     pub fn flush(&mut self) {
+        self.flush_at(Instant::now());
+    }
+
+    fn flush_at(&mut self, now: Instant) {
         let cut = complete_prefix(&self.pending);
         if cut == 0 {
             self.since = None;
@@ -62,7 +86,8 @@ impl LiveOutput {
         next.extend_from_slice(&self.pending[cut..]);
         self.pending.truncate(cut);
         let text = text_of(std::mem::replace(&mut self.pending, next));
-        self.since = (!self.pending.is_empty()).then(Instant::now);
+        self.since = (!self.pending.is_empty()).then_some(now);
+        self.last_report = Some(now);
         self.progress.output(self.stream, text);
     }
 
@@ -158,6 +183,24 @@ mod tests {
         assert_eq!(sink.0.lock().len(), 1);
         assert_eq!(sink.0.lock()[0].len(), FLUSH_BYTES);
         assert!(live.due().is_none());
+    }
+
+    #[test]
+    fn within_50_ms_of_a_report_output_waits_unless_a_mib_is_pending() {
+        let (mut live, sink) = live();
+        let start = Instant::now();
+        live.push_at(&[b'x'; FLUSH_BYTES], start);
+        assert_eq!(sink.0.lock().len(), 1);
+        let soon = start + FLUSH_AFTER / 2;
+        live.push_at(&[b'y'; FLUSH_BYTES], soon);
+        assert_eq!(sink.0.lock().len(), 1, "8 KiB right after a report wait");
+        assert_eq!(live.due(), Some(start + FLUSH_AFTER));
+        live.push_at(&vec![b'z'; MAX_REPORT_BYTES - FLUSH_BYTES], soon);
+        let reports = sink.0.lock().clone();
+        assert_eq!(reports.len(), 2, "a full MiB goes at once");
+        assert_eq!(reports[1].len(), MAX_REPORT_BYTES);
+        live.push_at(&[b'w'; FLUSH_BYTES], start + FLUSH_AFTER * 2);
+        assert_eq!(sink.0.lock().len(), 3, "8 KiB once 50 ms passed go at once");
     }
 
     #[test]

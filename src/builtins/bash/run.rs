@@ -70,15 +70,26 @@ pub struct Keep {
 struct Scratch(PathBuf);
 
 impl Scratch {
+    /// A new directory of this process's. A name taken already is left alone and the next
+    /// one tried: a killed host whose pid this one reuses may have left its dirs behind.
     fn create() -> std::io::Result<Scratch> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "dsh-tools-bash-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir(&path)?;
-        Ok(Scratch(path))
+        Self::create_in(&std::env::temp_dir(), &NEXT)
+    }
+
+    fn create_in(root: &Path, next: &AtomicU64) -> std::io::Result<Scratch> {
+        loop {
+            let path = root.join(format!(
+                "dsh-tools-bash-{}-{}",
+                std::process::id(),
+                next.fetch_add(1, Ordering::Relaxed)
+            ));
+            match std::fs::create_dir(&path) {
+                Ok(()) => return Ok(Scratch(path)),
+                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(error) => return Err(error),
+            }
+        }
     }
 }
 
@@ -231,4 +242,23 @@ pub fn signal_name(raw: i32) -> String {
     UnixSignal::try_from(raw)
         .map(|signal| signal.as_str().to_owned())
         .unwrap_or_else(|_| format!("signal {raw}"))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scratch_name_left_by_an_earlier_process_is_skipped() {
+        let root = std::env::temp_dir().join(format!("dsh-scratch-test-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        let stale = root.join(format!("dsh-tools-bash-{}-0", std::process::id()));
+        std::fs::create_dir_all(&stale).unwrap();
+        let scratch = Scratch::create_in(&root, &AtomicU64::new(0)).unwrap();
+        assert_ne!(scratch.0, stale);
+        assert!(scratch.0.is_dir() && stale.is_dir());
+        drop(scratch);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }

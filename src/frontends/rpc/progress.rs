@@ -16,17 +16,55 @@ use dsh_tools_protocol::{
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 const METHOD: &str = "tools/progress";
 /// Queued bytes past which live output is dropped (and counted): output can arrive faster
 /// than any client reads, and what a front end shows of a flood is its latest lines.
 const OUTPUT_HIGH_WATER: usize = 2 << 20;
 
+/// Live output bytes per second one call may send, after a first [`LIVE_BURST`]: a view for
+/// people, who read no faster; the rest is dropped and counted (the result and its spill
+/// file keep everything). Without it a 100 MB flood would cost the host and the client a
+/// second copy of every byte (Codex caps a call's output deltas likewise).
+const LIVE_RATE: f64 = (4 << 20) as f64;
+/// Live output bytes a call may send at once.
+const LIVE_BURST: f64 = (1 << 20) as f64;
+
 /// Sends every call's live reports to the client.
 pub struct ProgressNotifier {
     outbox: Outbox,
     /// Output reports left out per call, until they are told.
     dropped: Mutex<HashMap<ExecutionToken, Dropped>>,
+    /// Each running call's live-output allowance.
+    allowances: Mutex<HashMap<ExecutionToken, Allowance>>,
+}
+
+/// A token bucket of live-output bytes.
+struct Allowance {
+    bytes: f64,
+    at: Instant,
+}
+
+impl ProgressNotifier {
+    /// Whether `bytes` more of live output fit `execution`'s allowance (taken if so). A
+    /// report larger than the burst goes when the bucket is not empty, leaving a debt.
+    fn allows(&self, execution: &ToolExecution, bytes: usize) -> bool {
+        let now = Instant::now();
+        let mut allowances = self.allowances.lock();
+        let allowance = allowances.entry(execution.token).or_insert(Allowance {
+            bytes: LIVE_BURST,
+            at: now,
+        });
+        let earned = now.duration_since(allowance.at).as_secs_f64() * LIVE_RATE;
+        allowance.bytes = (allowance.bytes + earned).min(LIVE_BURST);
+        allowance.at = now;
+        if allowance.bytes <= 0.0 {
+            return false;
+        }
+        allowance.bytes -= bytes as f64;
+        true
+    }
 }
 
 #[derive(Clone, Copy, Default)]
@@ -40,6 +78,7 @@ impl ProgressNotifier {
         Arc::new(ProgressNotifier {
             outbox,
             dropped: Mutex::new(HashMap::new()),
+            allowances: Mutex::new(HashMap::new()),
         })
     }
 
@@ -87,6 +126,11 @@ impl ProgressSink for ProgressNotifier {
     fn report(&self, execution: &ToolExecution, event: ProgressEvent) {
         match event {
             ProgressEvent::Output { stream, text } => {
+                if !self.allows(execution, text.len()) {
+                    let bytes = text.len() as u64;
+                    self.count_dropped(execution, Dropped { reports: 1, bytes });
+                    return;
+                }
                 // The client is told what it missed before it sees what comes after.
                 if let Some(missed) = self.take_dropped(execution)
                     && !self.outbox.notify_observed(METHOD, &missed)
@@ -144,6 +188,7 @@ impl ResultObserver for ProgressNotifier {
     /// A call that lost output reports says so before its result, whatever the queue holds
     /// (one small message per such call).
     fn observe(&self, execution: &ToolExecution, _result: &ToolExecutionResult) {
+        self.allowances.lock().remove(&execution.token);
         if let Some(missed) = self.take_dropped(execution) {
             self.outbox.notify(METHOD, &missed);
         }
@@ -208,6 +253,26 @@ mod tests {
             parent,
             signal: Signal::never(),
         }
+    }
+
+    #[tokio::test]
+    async fn a_call_sends_a_burst_then_waits_and_each_call_has_its_own_allowance() {
+        let (output, _input) = tokio::io::duplex(1 << 16);
+        let (outbox, _writer) = crate::transport::spawn_writer(
+            output,
+            crate::transport::framing::Framing::Ndjson,
+        );
+        let notifier = ProgressNotifier::new(outbox);
+        let (first, second) = (execution("a", None), execution("b", None));
+        // One report larger than the burst goes, leaving a debt of a burst (250 ms).
+        assert!(notifier.allows(&first, 2 * LIVE_BURST as usize));
+        assert!(!notifier.allows(&first, 1), "the burst is spent");
+        assert!(notifier.allows(&second, 1), "another call's is not");
+        notifier.observe(
+            &first,
+            &ToolExecutionResult::failure(crate::tool::ToolError::new("x")),
+        );
+        assert!(notifier.allows(&first, 1), "a settled call's allowance is gone");
     }
 
     #[test]
