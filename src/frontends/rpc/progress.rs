@@ -258,10 +258,8 @@ mod tests {
     #[tokio::test]
     async fn a_call_sends_a_burst_then_waits_and_each_call_has_its_own_allowance() {
         let (output, _input) = tokio::io::duplex(1 << 16);
-        let (outbox, _writer) = crate::transport::spawn_writer(
-            output,
-            crate::transport::framing::Framing::Ndjson,
-        );
+        let (outbox, _writer) =
+            crate::transport::spawn_writer(output, crate::transport::framing::Framing::Ndjson);
         let notifier = ProgressNotifier::new(outbox);
         let (first, second) = (execution("a", None), execution("b", None));
         // One report larger than the burst goes, leaving a debt of a burst (250 ms).
@@ -272,7 +270,10 @@ mod tests {
             &first,
             &ToolExecutionResult::failure(crate::tool::ToolError::new("x")),
         );
-        assert!(notifier.allows(&first, 1), "a settled call's allowance is gone");
+        assert!(
+            notifier.allows(&first, 1),
+            "a settled call's allowance is gone"
+        );
     }
 
     #[test]
