@@ -34,10 +34,17 @@ const LIVE_BURST: f64 = (1 << 20) as f64;
 /// Sends every call's live reports to the client.
 pub struct ProgressNotifier {
     outbox: Outbox,
-    /// Output reports left out per call, until they are told.
-    dropped: Mutex<HashMap<ExecutionToken, Dropped>>,
-    /// Each running call's live-output allowance.
-    allowances: Mutex<HashMap<ExecutionToken, Allowance>>,
+    /// What is kept of each running call's live output, until its result.
+    calls: Mutex<HashMap<ExecutionToken, CallOutput>>,
+}
+
+/// One call's live-output state.
+#[derive(Default)]
+struct CallOutput {
+    /// Output reports left out, until they are told.
+    dropped: Dropped,
+    /// Its allowance, from its first output report on.
+    allowance: Option<Allowance>,
 }
 
 /// A token bucket of live-output bytes.
@@ -51,8 +58,9 @@ impl ProgressNotifier {
     /// report larger than the burst goes when the bucket is not empty, leaving a debt.
     fn allows(&self, execution: &ToolExecution, bytes: usize) -> bool {
         let now = Instant::now();
-        let mut allowances = self.allowances.lock();
-        let allowance = allowances.entry(execution.token).or_insert(Allowance {
+        let mut calls = self.calls.lock();
+        let call = calls.entry(execution.token).or_default();
+        let allowance = call.allowance.get_or_insert(Allowance {
             bytes: LIVE_BURST,
             at: now,
         });
@@ -77,23 +85,32 @@ impl ProgressNotifier {
     pub fn new(outbox: Outbox) -> Arc<Self> {
         Arc::new(ProgressNotifier {
             outbox,
-            dropped: Mutex::new(HashMap::new()),
-            allowances: Mutex::new(HashMap::new()),
+            calls: Mutex::new(HashMap::new()),
         })
     }
 
     /// The `{ kind: "output", dropped }` report of what `execution` lost so far, if anything.
     fn take_dropped(&self, execution: &ToolExecution) -> Option<ProgressNotification> {
-        let dropped = self.dropped.lock().remove(&execution.token)?;
-        Some(notification(
-            execution,
-            ProgressReport::Output(OutputReport {
-                dropped: Some(dropped.reports),
-                dropped_bytes: Some(dropped.bytes),
-                ..OutputReport::default()
-            }),
-        ))
+        let mut calls = self.calls.lock();
+        let dropped = std::mem::take(&mut calls.get_mut(&execution.token)?.dropped);
+        drop(calls);
+        dropped_report(execution, dropped)
     }
+}
+
+/// The `{ kind: "output", dropped }` report of `dropped`, unless nothing was.
+fn dropped_report(execution: &ToolExecution, dropped: Dropped) -> Option<ProgressNotification> {
+    if dropped.reports == 0 {
+        return None;
+    }
+    Some(notification(
+        execution,
+        ProgressReport::Output(OutputReport {
+            dropped: Some(dropped.reports),
+            dropped_bytes: Some(dropped.bytes),
+            ..OutputReport::default()
+        }),
+    ))
 }
 
 fn notification(execution: &ToolExecution, report: ProgressReport) -> ProgressNotification {
@@ -167,10 +184,10 @@ impl ProgressSink for ProgressNotifier {
 
 impl ProgressNotifier {
     fn count_dropped(&self, execution: &ToolExecution, more: Dropped) {
-        let mut dropped = self.dropped.lock();
-        let entry = dropped.entry(execution.token).or_default();
-        entry.reports += more.reports;
-        entry.bytes += more.bytes;
+        let mut calls = self.calls.lock();
+        let dropped = &mut calls.entry(execution.token).or_default().dropped;
+        dropped.reports += more.reports;
+        dropped.bytes += more.bytes;
     }
 }
 
@@ -188,8 +205,8 @@ impl ResultObserver for ProgressNotifier {
     /// A call that lost output reports says so before its result, whatever the queue holds
     /// (one small message per such call).
     fn observe(&self, execution: &ToolExecution, _result: &ToolExecutionResult) {
-        self.allowances.lock().remove(&execution.token);
-        if let Some(missed) = self.take_dropped(execution) {
+        let call = self.calls.lock().remove(&execution.token);
+        if let Some(missed) = call.and_then(|call| dropped_report(execution, call.dropped)) {
             self.outbox.notify(METHOD, &missed);
         }
     }
