@@ -42,6 +42,15 @@ pub enum ProgressEvent {
 pub trait ProgressSink: Send + Sync + 'static {
     /// One report of `execution`.
     fn report(&self, execution: &ToolExecution, event: ProgressEvent);
+
+    /// Whether output `execution` reported now would be sent. When not, a source may leave
+    /// output out before building a report of it, and say how much with `output_skipped`.
+    fn wants_output(&self, _execution: &ToolExecution) -> bool {
+        true
+    }
+
+    /// `bytes` of `execution`'s output its source left out, told before its next output.
+    fn output_skipped(&self, _execution: &ToolExecution, _bytes: usize) {}
 }
 
 /// A body's handle for reporting live progress of its call. Cheap to clone.
@@ -64,6 +73,20 @@ impl Progress {
     /// Whether anyone listens: a source may skip reading and coalescing when not.
     pub fn is_live(&self) -> bool {
         self.target.is_some()
+    }
+
+    /// Whether output reported now would be sent (nobody listening: no).
+    pub fn wants_output(&self) -> bool {
+        self.target
+            .as_ref()
+            .is_some_and(|(execution, sink)| sink.wants_output(execution))
+    }
+
+    /// Tells the listener that `bytes` of output were left out (see `wants_output`).
+    pub fn output_skipped(&self, bytes: usize) {
+        if let Some((execution, sink)) = &self.target {
+            sink.output_skipped(execution, bytes);
+        }
     }
 
     /// Reports output text.

@@ -25,6 +25,8 @@ pub struct LiveOutput {
     pending: Vec<u8>,
     since: Option<Instant>,
     last_report: Option<Instant>,
+    /// Bytes left out since the last report because the listener would have dropped them.
+    skipped: usize,
 }
 
 impl LiveOutput {
@@ -35,6 +37,7 @@ impl LiveOutput {
             pending: Vec::new(),
             since: None,
             last_report: None,
+            skipped: 0,
         }
     }
 
@@ -43,9 +46,26 @@ impl LiveOutput {
         self.push_at(bytes, Instant::now());
     }
 
-    fn push_at(&mut self, bytes: &[u8], now: Instant) {
+    fn push_at(&mut self, mut bytes: &[u8], now: Instant) {
         if !self.progress.is_live() {
             return;
+        }
+        // While the listener would drop output (its allowance spent), none is copied or
+        // checked: a flood then costs one counter.
+        if self.pending.is_empty() && !self.progress.wants_output() {
+            self.skipped += bytes.len();
+            return;
+        }
+        if self.skipped > 0 {
+            // The end of a character whose start was left out goes with it.
+            let tail = bytes
+                .iter()
+                .take(3)
+                .take_while(|&&b| is_continuation(b))
+                .count();
+            self.progress.output_skipped(self.skipped + tail);
+            self.skipped = 0;
+            bytes = &bytes[tail..];
         }
         self.pending.extend_from_slice(bytes);
         self.since.get_or_insert(now);
@@ -93,6 +113,9 @@ impl LiveOutput {
 
     /// Reports everything still pending (the stream ended).
     pub fn finish(mut self) {
+        if self.skipped > 0 {
+            self.progress.output_skipped(self.skipped);
+        }
         self.flush();
         if !self.pending.is_empty() {
             let text = text_of(std::mem::take(&mut self.pending));
@@ -105,6 +128,11 @@ impl LiveOutput {
 fn text_of(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes)
         .unwrap_or_else(|invalid| String::from_utf8_lossy(invalid.as_bytes()).into_owned())
+}
+
+/// Whether `byte` continues a UTF-8 sequence rather than starting one.
+fn is_continuation(byte: u8) -> bool {
+    byte & 0xC0 == 0x80
 }
 
 /// The length of `bytes` without a trailing UTF-8 sequence that more bytes may complete.
@@ -134,15 +162,25 @@ mod tests {
     use crate::tool::{ExecutionToken, ProgressEvent, ProgressSink, Signal, ToolExecution};
     use parking_lot::Mutex;
     use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
 
+    /// Reports as text, skips as `<skipped N>`; refuses output while `.1` is set.
     #[derive(Default)]
-    struct Collect(Mutex<Vec<String>>);
+    struct Collect(Mutex<Vec<String>>, AtomicBool);
 
     impl ProgressSink for Collect {
         fn report(&self, _: &ToolExecution, event: ProgressEvent) {
             if let ProgressEvent::Output { text, .. } = event {
                 self.0.lock().push(text);
             }
+        }
+
+        fn wants_output(&self, _: &ToolExecution) -> bool {
+            !self.1.load(Ordering::Relaxed)
+        }
+
+        fn output_skipped(&self, _: &ToolExecution, bytes: usize) {
+            self.0.lock().push(format!("<skipped {bytes}>"));
         }
     }
 
@@ -209,5 +247,32 @@ mod tests {
         live.push(&[b'a', 0xE2]);
         live.finish();
         assert_eq!(*sink.0.lock(), ["a", "\u{FFFD}"]);
+    }
+
+    #[test]
+    fn output_the_listener_would_drop_is_counted_not_kept() {
+        let (mut live, sink) = live();
+        sink.1.store(true, Ordering::Relaxed);
+        let euro = "€".as_bytes();
+        live.push(&[b'x'; 3 * READ_BYTES]);
+        live.push(&euro[..1]);
+        assert!(live.due().is_none(), "nothing is pending");
+        sink.1.store(false, Ordering::Relaxed);
+        // The rest of the euro sign goes with the skipped bytes.
+        live.push(&[&euro[1..], b"after"].concat());
+        live.finish();
+        let skipped = format!("<skipped {}>", 3 * READ_BYTES + euro.len());
+        assert_eq!(*sink.0.lock(), [skipped, "after".to_string()]);
+    }
+
+    #[test]
+    fn a_stream_that_ends_while_skipping_tells_what_it_skipped() {
+        let (mut live, sink) = live();
+        live.push(b"first");
+        live.flush();
+        sink.1.store(true, Ordering::Relaxed);
+        live.push(b"second");
+        live.finish();
+        assert_eq!(*sink.0.lock(), ["first", "<skipped 6>"]);
     }
 }

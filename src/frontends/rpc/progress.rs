@@ -57,6 +57,17 @@ impl ProgressNotifier {
     /// Whether `bytes` more of live output fit `execution`'s allowance (taken if so). A
     /// report larger than the burst goes when the bucket is not empty, leaving a debt.
     fn allows(&self, execution: &ToolExecution, bytes: usize) -> bool {
+        self.with_allowance(execution, |allowance| {
+            let allowed = *allowance > 0.0;
+            if allowed {
+                *allowance -= bytes as f64;
+            }
+            allowed
+        })
+    }
+
+    /// `visit` of `execution`'s allowance, refilled for the time since it was last seen.
+    fn with_allowance<T>(&self, execution: &ToolExecution, visit: impl FnOnce(&mut f64) -> T) -> T {
         let now = Instant::now();
         let mut calls = self.calls.lock();
         let call = calls.entry(execution.token).or_default();
@@ -67,11 +78,7 @@ impl ProgressNotifier {
         let earned = now.duration_since(allowance.at).as_secs_f64() * LIVE_RATE;
         allowance.bytes = (allowance.bytes + earned).min(LIVE_BURST);
         allowance.at = now;
-        if allowance.bytes <= 0.0 {
-            return false;
-        }
-        allowance.bytes -= bytes as f64;
-        true
+        visit(&mut allowance.bytes)
     }
 }
 
@@ -140,6 +147,15 @@ fn write_output(out: &mut String, execution: &ToolExecution, stream: &str, text:
 }
 
 impl ProgressSink for ProgressNotifier {
+    fn wants_output(&self, execution: &ToolExecution) -> bool {
+        self.with_allowance(execution, |allowance| *allowance > 0.0)
+    }
+
+    fn output_skipped(&self, execution: &ToolExecution, bytes: usize) {
+        let bytes = bytes as u64;
+        self.count_dropped(execution, Dropped { reports: 1, bytes });
+    }
+
     fn report(&self, execution: &ToolExecution, event: ProgressEvent) {
         match event {
             ProgressEvent::Output { stream, text } => {
@@ -282,7 +298,17 @@ mod tests {
         // One report larger than the burst goes, leaving a debt of a burst (250 ms).
         assert!(notifier.allows(&first, 2 * LIVE_BURST as usize));
         assert!(!notifier.allows(&first, 1), "the burst is spent");
+        assert!(
+            !notifier.wants_output(&first),
+            "a spent call's source may skip"
+        );
         assert!(notifier.allows(&second, 1), "another call's is not");
+        assert!(notifier.wants_output(&second), "asking takes nothing");
+        notifier.output_skipped(&first, 5000);
+        let told = notifier
+            .take_dropped(&first)
+            .map(|told| missed_count(&told));
+        assert_eq!(told.map(|d| (d.reports, d.bytes)), Some((1, 5000)));
         notifier.observe(
             &first,
             &ToolExecutionResult::failure(crate::tool::ToolError::new("x")),
