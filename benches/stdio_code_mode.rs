@@ -160,7 +160,7 @@ impl Host {
 
 fn sequential_reads() -> String {
     format!(
-        "let n = 0; for (let i = 0; i < {CALLS}; i++) {{ n += (await tools.read({{ file_path: 'notes.txt', limit: 1 }})).length }} return n"
+        "let n = 0; for (let i = 0; i < {CALLS}; i++) {{ n += (await tools.read({{ file_path: 'notes.txt', limit: 1 }})).totalLines }} return n"
     )
 }
 

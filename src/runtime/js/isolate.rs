@@ -11,6 +11,7 @@ use futures::FutureExt;
 use super::bridge::{self, Completion, RunScope};
 use super::guarded::GuardedRuntime;
 use super::interrupt::EngineContext;
+use super::snapshot::Startup;
 use super::verdict::{self, Verdict};
 use crate::runtime::contract::{BindingHost, RunLimits, RunOutcome};
 use crate::runtime::control::RunControl;
@@ -54,18 +55,25 @@ pub(crate) struct FreshIsolate {
 }
 
 impl FreshIsolate {
-    /// Restores an isolate from the startup snapshot and finishes the bootstrap in it, keeping
-    /// the harness and settle functions.
-    pub(crate) fn new(max_heap_mb: u64, snapshot: &'static [u8]) -> Result<Self, String> {
+    /// Restores an isolate from the startup snapshot (or, before it is built, evaluates the
+    /// bootstrap) and finishes the bootstrap in it, keeping the harness and settle functions.
+    pub(crate) fn new(max_heap_mb: u64, startup: Startup) -> Result<Self, String> {
         let heap_bytes = usize::try_from(max_heap_mb.saturating_mul(1024 * 1024))
             .map_err(|_| "max_heap_mb does not fit this platform".to_owned())?;
+        // Read once: the snapshot may become ready while this isolate is being made.
+        let snapshot = startup.snapshot();
         let mut runtime = GuardedRuntime::try_new(RuntimeOptions {
             extensions: vec![bridge::extension()],
-            startup_snapshot: Some(snapshot),
+            startup_snapshot: snapshot,
             create_params: Some(v8::CreateParams::default().heap_limits(0, heap_bytes)),
             ..Default::default()
         })
         .map_err(|error| format!("isolate creation failed: {error}"))?;
+        if snapshot.is_none() {
+            runtime
+                .execute_script("dsh-runtime:bootstrap.ts", startup.bootstrap())
+                .map_err(|error| format!("bootstrap.ts failed: {error}"))?;
+        }
         let exports = runtime
             .execute_script("dsh-runtime:finish.js", "__dshFinish()")
             .map_err(|error| format!("finishing the bootstrap failed: {error}"))?;

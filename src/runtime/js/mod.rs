@@ -2,7 +2,7 @@
 //!
 //! An [`IsolatePool`] keeps `size` isolates ready. Each is restored from a process-wide
 //! startup snapshot (deno_core's JavaScript plus `runtime-ts/bootstrap.ts`, which `snapshot`
-//! loads) on a thread of its own with a current-thread tokio runtime, waits for exactly one
+//! builds in the background; until it is ready, isolates evaluate that source) on a thread of its own with a current-thread tokio runtime, waits for exactly one
 //! program, runs it and is dropped with its thread, so no state survives between programs and
 //! creation never sits on the request path. The isolate-side code (the `tools` proxy,
 //! `ToolCallError`, the console shim, the lossless JSON snapshot and run-scoped timers) lives

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::isolate::Job;
 use super::slot::{self, Assignment, SlotShared, Ticket};
-use super::snapshot;
+use super::snapshot::Startup;
 use super::strip;
 use super::terminator::keep_terminating;
 use crate::runtime::contract::{
@@ -45,7 +45,7 @@ impl Drop for PoolInner {
 const SHUT_DOWN: &str = "isolate pool shut down";
 
 impl IsolatePool {
-    /// Builds the startup snapshot (once per process), starts `config.size` slots and waits
+    /// Starts building the startup snapshot (once per process), starts `config.size` slots and waits
     /// until each has its first isolate ready. Blocks the calling thread for that long (a
     /// second or so the first time), so call it at startup or from `spawn_blocking`.
     pub fn new(config: PoolConfig) -> Result<Self, RuntimeError> {
@@ -58,7 +58,7 @@ impl IsolatePool {
             ));
         }
         disable_bytecode_cache();
-        let snapshot = snapshot::startup_snapshot()?;
+        let startup = Startup::of_process()?;
         let (ready, tickets) = mpsc::channel(config.size);
         let inner = Arc::new(PoolInner {
             config,
@@ -69,7 +69,7 @@ impl IsolatePool {
         });
         let shared = SlotShared {
             max_heap_mb: config.max_heap_mb,
-            snapshot,
+            startup,
             ready,
             ready_count: inner.ready_count.clone(),
             closed: inner.closed.clone(),

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::isolate::{FreshIsolate, Job};
 use super::parking;
+use super::snapshot::Startup;
 use super::terminator::LeftEngine;
 use crate::runtime::contract::RunOutcome;
 
@@ -79,7 +80,7 @@ pub(crate) struct Assignment {
 #[derive(Clone)]
 pub(crate) struct SlotShared {
     pub(crate) max_heap_mb: u64,
-    pub(crate) snapshot: &'static [u8],
+    pub(crate) startup: Startup,
     pub(crate) ready: mpsc::Sender<Ticket>,
     pub(crate) ready_count: Arc<AtomicUsize>,
     pub(crate) closed: CancellationToken,
@@ -179,7 +180,7 @@ fn live_once(
             return fail_to_build(shared, started, message);
         }
     };
-    let mut isolate = match FreshIsolate::new(shared.max_heap_mb, shared.snapshot) {
+    let mut isolate = match FreshIsolate::new(shared.max_heap_mb, shared.startup) {
         Ok(isolate) => isolate,
         Err(message) => return fail_to_build(shared, started, message),
     };

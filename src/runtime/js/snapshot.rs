@@ -1,10 +1,14 @@
-//! The startup snapshot every isolate starts from: deno_core's own JavaScript plus runtime-ts/bootstrap.ts, evaluated once per process.
+//! How isolates start: from a startup snapshot of deno_core's own JavaScript plus
+//! runtime-ts/bootstrap.ts once one is built, from that source until then.
 //!
-//! Creating an isolate from scratch parses and runs all of that JavaScript (about 20 ms of CPU
-//! per isolate here); restoring the snapshot takes about a third of that. The bootstrap's
-//! `__dshFinish()` then completes each restored isolate (see bootstrap.ts).
+//! Restoring the snapshot is cheaper than evaluating the source in every isolate, but
+//! building it costs about 250 ms of CPU here (QuickJS serializes every intrinsic), most of
+//! a new host's time to its first answer. So the snapshot is built once per process on a
+//! background thread of low priority, and the isolates the pool needs before it exists are
+//! created from source. Either way the bootstrap's `__dshFinish()` then completes each
+//! isolate (see bootstrap.ts), so the two are the same to a program.
 
-use std::sync::OnceLock;
+use std::sync::{Once, OnceLock};
 
 use deno_core::{JsRuntimeForSnapshot, RuntimeOptions};
 
@@ -16,36 +20,110 @@ use crate::runtime::contract::RuntimeError;
 /// The isolate-side sources, embedded and type-stripped once per process.
 const BOOTSTRAP_TS: &str = include_str!("../../../runtime-ts/bootstrap.ts");
 
-/// The snapshot, built on first use and kept for the life of the process.
-pub(crate) fn startup_snapshot() -> Result<&'static [u8], RuntimeError> {
-    static SNAPSHOT: OnceLock<Result<&'static [u8], String>> = OnceLock::new();
-    SNAPSHOT
-        .get_or_init(build)
-        .clone()
-        .map_err(RuntimeError::Bootstrap)
+/// Where a new isolate starts from. Cheap to copy.
+#[derive(Clone, Copy)]
+pub(crate) struct Startup {
+    /// The stripped bootstrap, evaluated in an isolate created without the snapshot.
+    bootstrap: &'static str,
 }
 
-fn build() -> Result<&'static [u8], String> {
-    let bootstrap = strip::strip_types(BOOTSTRAP_TS)
-        .map_err(|error| format!("bootstrap.ts does not strip: {error}"))?;
-    // A thread of its own, like every isolate: v8x keeps per-thread state (see slot.rs).
-    std::thread::Builder::new()
+impl Startup {
+    /// The process's startup: strips the bootstrap (once) and starts building the snapshot
+    /// in the background (once).
+    pub(crate) fn of_process() -> Result<Startup, RuntimeError> {
+        static BOOTSTRAP: OnceLock<Result<String, String>> = OnceLock::new();
+        let bootstrap = BOOTSTRAP
+            .get_or_init(|| {
+                strip::strip_types(BOOTSTRAP_TS)
+                    .map_err(|error| format!("bootstrap.ts does not strip: {error}"))
+            })
+            .as_deref()
+            .map_err(|error| RuntimeError::Bootstrap(error.clone()))?;
+        static BUILD: Once = Once::new();
+        BUILD.call_once(|| build_in_background(bootstrap));
+        Ok(Startup { bootstrap })
+    }
+
+    /// The snapshot, once it is built.
+    pub(crate) fn snapshot(self) -> Option<&'static [u8]> {
+        SNAPSHOT.get().copied()
+    }
+
+    /// The bootstrap source, for an isolate created without the snapshot.
+    pub(crate) fn bootstrap(self) -> &'static str {
+        self.bootstrap
+    }
+}
+
+/// The snapshot, kept for the rest of the process once built.
+static SNAPSHOT: OnceLock<&'static [u8]> = OnceLock::new();
+
+/// Builds the snapshot on a thread of its own (v8x keeps per-thread state, see slot.rs) at
+/// low priority, so it takes no core a run is waiting for. A failure leaves isolates
+/// starting from source, which reports the same failure where it matters.
+fn build_in_background(bootstrap: &'static str) {
+    let spawned = std::thread::Builder::new()
         .name("dsh-snapshot".to_owned())
         .stack_size(ISOLATE_STACK_BYTES)
         .spawn(move || {
-            let mut runtime = JsRuntimeForSnapshot::try_new(RuntimeOptions {
-                extensions: vec![bridge::extension()],
-                ..Default::default()
-            })
-            .map_err(|error| format!("snapshot isolate creation failed: {error}"))?;
-            runtime
-                .execute_script("dsh-runtime:bootstrap.ts", bootstrap)
-                .map_err(|error| format!("bootstrap.ts failed: {error}"))?;
-            // Deliberately kept for the rest of the process: every isolate starts from it.
-            let snapshot: &'static [u8] = Box::leak(runtime.snapshot());
-            Ok(snapshot)
-        })
-        .map_err(|error| format!("could not start the snapshot thread: {error}"))?
-        .join()
-        .map_err(|_| "building the startup snapshot panicked".to_owned())?
+            lower_this_threads_priority();
+            match build(bootstrap) {
+                Ok(snapshot) => {
+                    let _ = SNAPSHOT.set(snapshot);
+                }
+                Err(error) => {
+                    tracing::warn!("no startup snapshot, isolates start from source: {error}")
+                }
+            }
+        });
+    if let Err(error) = spawned {
+        tracing::warn!("could not start the snapshot thread, isolates start from source: {error}");
+    }
+}
+
+fn build(bootstrap: &'static str) -> Result<&'static [u8], String> {
+    let mut runtime = JsRuntimeForSnapshot::try_new(RuntimeOptions {
+        extensions: vec![bridge::extension()],
+        ..Default::default()
+    })
+    .map_err(|error| format!("snapshot isolate creation failed: {error}"))?;
+    runtime
+        .execute_script("dsh-runtime:bootstrap.ts", bootstrap)
+        .map_err(|error| format!("bootstrap.ts failed: {error}"))?;
+    // Deliberately kept for the rest of the process: every later isolate starts from it.
+    Ok(Box::leak(runtime.snapshot()))
+}
+
+/// Nice 10 for the calling thread only (on Linux a thread is its own scheduling entity).
+fn lower_this_threads_priority() {
+    let thread = nix::unistd::gettid().as_raw();
+    // SAFETY: setpriority reads only its integer arguments.
+    let niced = unsafe { libc::setpriority(libc::PRIO_PROCESS, thread as libc::id_t, 10) };
+    if niced != 0 {
+        tracing::debug!(
+            "the snapshot thread keeps its priority: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_snapshot_is_built_in_the_background_and_then_used() {
+        let startup = Startup::of_process().unwrap();
+        assert!(startup.bootstrap().contains("__dshFinish"));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let snapshot = loop {
+            match startup.snapshot() {
+                Some(snapshot) => break snapshot,
+                None if std::time::Instant::now() < deadline => std::thread::yield_now(),
+                None => panic!("the snapshot was not built within a minute"),
+            }
+        };
+        assert!(!snapshot.is_empty());
+    }
 }
