@@ -16,6 +16,7 @@ use clap::{Parser, Subcommand};
 use dsh_tools::config;
 use dsh_tools::frontends::rpc::{ServeOptions, serve};
 use dsh_tools::transport::framing::Framing;
+use dsh_tools::transport::stdio;
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -174,8 +175,8 @@ fn run() -> anyhow::Result<()> {
                 config: parsed,
             };
             let code = on_worker(&runtime, async {
-                let stdin = cli::EofOnCancel::new(tokio::io::stdin(), cli::on_terminate());
-                serve(stdin, tokio::io::stdout(), options).await
+                let stdin = cli::EofOnCancel::new(stdio::stdin(), cli::on_terminate());
+                serve(stdin, stdio::stdout(), options).await
             })?;
             runtime.shutdown_background();
             std::process::exit(code);

@@ -4,6 +4,7 @@
 
 use dsh_tools::frontends::mcp::http::{self, HttpOptions};
 use dsh_tools::frontends::mcp::{McpFront, serve};
+use dsh_tools::transport::stdio;
 use dsh_tools_protocol::{HostConfig, PresentationMode};
 use std::io::Write;
 use tokio_util::sync::CancellationToken;
@@ -45,7 +46,7 @@ pub async fn serve_mcp(
             http::serve_http(front, listening, options, stop).await;
             Ok(())
         }
-        _ => serve(front, tokio::io::stdin(), tokio::io::stdout(), stop).await,
+        _ => serve(front, stdio::stdin(), stdio::stdout(), stop).await,
     };
     local.mcp.shutdown().await;
     local.runtime.spill().cleanup();

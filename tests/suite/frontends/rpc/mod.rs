@@ -17,5 +17,6 @@ mod progress;
 mod prompt_golden;
 mod random_input;
 mod registry;
+mod stdio_kinds;
 mod transcripts;
 mod transport;
