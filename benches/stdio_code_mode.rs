@@ -8,7 +8,11 @@
 //! - 1,000 sequential and 1,000 parallel binding calls to the built-in `read` (host-side:
 //!   no client round trip), over stdio with `codeDispatchEvents` `full` and `summary`, and
 //!   in-process through `ToolRuntime::execute` with the same built-ins;
-//! - the Node worker anchor (`../shared/anchors/node-worker-run.mjs`) for the trivial run.
+//! - the Node worker anchor (`../shared/anchors/node-worker-run.mjs`) for the trivial run;
+//! - the reference library itself, when `DSH_REFERENCE_ANCHOR` names a script that drives it
+//!   (kept outside this tree: README "Performance" gives how it is built and what it runs),
+//!   with the node binary `DSH_REFERENCE_NODE` (default `node`): its trivial run and 1,000
+//!   sequential / parallel echo calls, in its own process, in the same run as ours.
 //!
 //! `cargo bench --bench stdio_code_mode` (cargo builds `dsh-tools` with the bench profile);
 //! `BENCH_RUNS=<n>` sets the samples of the trivial scenarios (default 60),
@@ -360,6 +364,41 @@ fn anchor(runs: usize) -> Option<f64> {
         .and_then(|line| line["median_ms"].as_f64())
 }
 
+/// The reference library's rows, if `DSH_REFERENCE_ANCHOR` names its driver script. The
+/// script prints one JSON object per scenario (`scenario`, `median_ms`, `p90_ms`, `max_ms`).
+fn reference(runs: usize) -> anyhow::Result<Vec<(String, f64, f64, f64)>> {
+    let Some(script) = std::env::var_os("DSH_REFERENCE_ANCHOR") else {
+        return Ok(Vec::new());
+    };
+    let node = std::env::var_os("DSH_REFERENCE_NODE").unwrap_or_else(|| "node".into());
+    let output = Command::new(node)
+        .arg("--no-warnings")
+        .arg(&script)
+        .arg(runs.to_string())
+        .output()
+        .context("running the reference anchor")?;
+    if !output.status.success() {
+        bail!(
+            "the reference anchor failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let rows = String::from_utf8(output.stdout)?
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter_map(|line| {
+            let number = |key: &str| line[key].as_f64();
+            Some((
+                line["scenario"].as_str()?.to_owned(),
+                number("median_ms")?,
+                number("p90_ms")?,
+                number("max_ms")?,
+            ))
+        })
+        .collect();
+    Ok(rows)
+}
+
 fn main() -> anyhow::Result<()> {
     let runs: usize = std::env::var("BENCH_RUNS")
         .ok()
@@ -379,6 +418,7 @@ fn main() -> anyhow::Result<()> {
     calls_over_stdio(workspace.path(), "full", &mut rows)?;
     calls_over_stdio(workspace.path(), "summary", &mut rows)?;
     let anchor = anchor(runs.min(30));
+    let reference = reference(runs.min(30))?;
     println!("| scenario | where | median ms | p90 ms | max ms |");
     println!("|---|---|---|---|---|");
     for row in rows {
@@ -396,6 +436,11 @@ fn main() -> anyhow::Result<()> {
     }
     if let Some(anchor) = anchor {
         println!("| trivial run | Node worker anchor | {anchor:.3} | – | – |");
+    }
+    for (scenario, median, p90, max) in reference {
+        println!(
+            "| {scenario} | reference library, in-process (Node) | {median:.3} | {p90:.3} | {max:.3} |"
+        );
     }
     Ok(())
 }

@@ -6,6 +6,7 @@ mod convert;
 mod errors;
 mod hooks;
 mod methods;
+mod nesting;
 mod params;
 mod progress;
 mod reply;

@@ -2,6 +2,7 @@
 //! batches, gate by lifecycle, run methods (inline or as tasks), and shut down in order.
 
 use super::methods::{self, CONCURRENT_METHODS};
+use super::nesting::nesting_exceeds;
 use super::reply::DirectReply;
 use super::session::{Lifecycle, RequestSignal, Session};
 use crate::transport::framing::{FrameReader, Framing, ReadEvent};
@@ -143,17 +144,27 @@ struct Connection {
     session: Arc<Session>,
 }
 
+/// A concurrent method's work, ending in its reply: spawned once, as the task that also
+/// queues the reply, so an answer makes no extra hop between tasks on its way out.
+type MethodFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Vec<u8>> + Send>>;
+
 /// What one element of the input produced.
 enum Handled {
     /// A reply to send now.
     Reply(Vec<u8>),
-    /// A reply that a method task will produce, for the request with this id (canonical
+    /// A reply that a method's future will produce, for the request with this id (canonical
     /// text), which stays in flight until its reply is queued: `shutdown` waits for that.
-    Pending(tokio::task::JoinHandle<Vec<u8>>, String),
+    Pending(MethodFuture, String),
     /// Nothing to send (notification or response).
     Nothing,
     /// `exit` with this code.
     Exit(i32),
+}
+
+/// A batch element once its method started: a reply, or the task producing it.
+enum Batched {
+    Reply(Vec<u8>),
+    Pending(tokio::task::JoinHandle<Vec<u8>>, String),
 }
 
 impl Connection {
@@ -204,8 +215,11 @@ impl Connection {
             let mut exit = None;
             for element in elements {
                 match self.handle_one(element.get()).await {
-                    Handled::Reply(reply) => replies.push(Handled::Reply(reply)),
-                    pending @ Handled::Pending(..) => replies.push(pending),
+                    Handled::Reply(reply) => replies.push(Batched::Reply(reply)),
+                    // Started now, so the batch's methods run concurrently.
+                    Handled::Pending(work, id) => {
+                        replies.push(Batched::Pending(tokio::spawn(work), id));
+                    }
                     Handled::Nothing => {}
                     Handled::Exit(code) => exit = exit.or(Some(code)),
                 }
@@ -217,15 +231,14 @@ impl Connection {
                     let mut answered = Vec::new();
                     for reply in replies {
                         match reply {
-                            Handled::Reply(bytes) => parts.push(bytes),
-                            Handled::Pending(task, id) => {
+                            Batched::Reply(bytes) => parts.push(bytes),
+                            Batched::Pending(task, id) => {
                                 parts.push(
                                     task.await
                                         .unwrap_or_else(|e| internal_error(&e.to_string())),
                                 );
                                 answered.push(id);
                             }
-                            Handled::Nothing | Handled::Exit(_) => {}
                         }
                     }
                     let mut batch = Vec::from(&b"["[..]);
@@ -249,13 +262,11 @@ impl Connection {
                 outbox.send(reply);
                 None
             }
-            Handled::Pending(task, id) => {
+            Handled::Pending(work, id) => {
                 let session = self.session.clone();
                 tasks.spawn(async move {
-                    outbox.send(
-                        task.await
-                            .unwrap_or_else(|e| internal_error(&e.to_string())),
-                    );
+                    let reply = work.await;
+                    outbox.send(reply);
                     session.untrack(&id);
                 });
                 None
@@ -432,7 +443,7 @@ impl Connection {
             }
         };
         if CONCURRENT_METHODS.contains(&method.as_str()) {
-            Handled::Pending(tokio::spawn(run), id_text)
+            Handled::Pending(Box::pin(run), id_text)
         } else {
             let reply = run.await;
             self.session.untrack(&id_text);
@@ -534,63 +545,4 @@ fn internal_error_for(id_text: &str) -> Vec<u8> {
     serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": { "code": error_codes::INTERNAL_ERROR, "message": message } })
         .to_string()
         .into_bytes()
-}
-
-/// Whether `bytes` nests arrays/objects deeper than `max` (strings skipped), so deep input
-/// is refused before any recursive code sees it.
-fn nesting_exceeds(bytes: &[u8], max: usize) -> bool {
-    // Depth never exceeds the number of openers, and counting them vectorizes: almost every
-    // message is decided here without the byte-by-byte walk below.
-    if bytes.iter().filter(|&&b| b == b'[' || b == b'{').count() <= max {
-        return false;
-    }
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &byte in bytes {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > max {
-                    return true;
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    false
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn check(json: &str, max: usize, expected: bool) {
-        assert_eq!(
-            nesting_exceeds(json.as_bytes(), max),
-            expected,
-            "{json} (max {max})"
-        );
-    }
-
-    #[test]
-    fn nesting_counts_open_containers_outside_strings() {
-        check(r#"{"a":[1,{"b":[]}]}"#, 4, false);
-        check(r#"{"a":[1,{"b":[]}]}"#, 3, true);
-        check(r#"[[],[],[],[]]"#, 2, false);
-        check(r#"[[],[],[],[]]"#, 1, true);
-        check(r#"["[[[[", "{{{{"]"#, 1, false);
-        check(r#"["\"[[[["]"#, 1, false);
-        check(r#"[[["]"]]]"#, 2, true);
-        check("", 0, false);
-    }
 }

@@ -24,6 +24,7 @@ mod pool;
 mod slot;
 mod snapshot;
 pub mod strip;
+mod supply;
 mod terminator;
 mod verdict;
 

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 use std::sync::Once;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -14,6 +13,7 @@ use super::isolate::Job;
 use super::slot::{self, Assignment, SlotShared, Ticket};
 use super::snapshot::Startup;
 use super::strip;
+use super::supply::Supply;
 use super::terminator::keep_terminating;
 use crate::runtime::contract::{
     FailureKind, PoolConfig, RunFailure, RunOutcome, RunRequest, RuntimeError,
@@ -30,7 +30,7 @@ pub struct IsolatePool {
 struct PoolInner {
     config: PoolConfig,
     tickets: tokio::sync::Mutex<mpsc::Receiver<Ticket>>,
-    ready_count: Arc<AtomicUsize>,
+    supply: Arc<Supply>,
     closed: CancellationToken,
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -63,7 +63,7 @@ impl IsolatePool {
         let inner = Arc::new(PoolInner {
             config,
             tickets: tokio::sync::Mutex::new(tickets),
-            ready_count: Arc::new(AtomicUsize::new(0)),
+            supply: Arc::default(),
             closed: CancellationToken::new(),
             threads: Mutex::new(Vec::with_capacity(config.size)),
         });
@@ -71,7 +71,7 @@ impl IsolatePool {
             max_heap_mb: config.max_heap_mb,
             startup,
             ready,
-            ready_count: inner.ready_count.clone(),
+            supply: inner.supply.clone(),
             closed: inner.closed.clone(),
         };
         let (started, starts) = std::sync::mpsc::channel();
@@ -97,7 +97,7 @@ impl IsolatePool {
 
     /// Isolates created, bootstrapped and waiting for a run.
     pub fn ready_isolates(&self) -> usize {
-        self.inner.ready_count.load(Ordering::Relaxed)
+        self.inner.supply.ready()
     }
 
     /// Strips the program's types, waits for a ready isolate and runs the program on it.
@@ -131,7 +131,7 @@ impl IsolatePool {
         else {
             return early(FailureKind::WorkerExit, SHUT_DOWN.to_owned());
         };
-        self.inner.ready_count.fetch_sub(1, Ordering::Relaxed);
+        self.inner.supply.taken();
         let on_stop = Box::new(move || keep_terminating(left, move || abandon.now()));
         let control = Arc::new(RunControl::new(on_stop, limits.max_output_bytes));
         let (reply, mut answer) = oneshot::channel();
@@ -177,11 +177,12 @@ impl IsolatePool {
     /// Stops every run, lets every slot thread exit and waits for them.
     pub async fn shutdown(&self) {
         self.inner.closed.cancel();
+        self.inner.supply.close();
         {
             let mut tickets = self.inner.tickets.lock().await;
             tickets.close();
             while tickets.try_recv().is_ok() {
-                self.inner.ready_count.fetch_sub(1, Ordering::Relaxed);
+                self.inner.supply.withdrawn();
             }
         }
         let threads = std::mem::take(&mut *self.inner.threads.lock());

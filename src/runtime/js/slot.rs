@@ -9,7 +9,6 @@
 //! (see `terminator`): neither a slot nor the host's exit ever waits on a runaway program.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -19,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::isolate::{FreshIsolate, Job};
 use super::parking;
 use super::snapshot::Startup;
+use super::supply::{PACE, Supply};
 use super::terminator::LeftEngine;
 use crate::runtime::contract::RunOutcome;
 
@@ -82,7 +82,7 @@ pub(crate) struct SlotShared {
     pub(crate) max_heap_mb: u64,
     pub(crate) startup: Startup,
     pub(crate) ready: mpsc::Sender<Ticket>,
-    pub(crate) ready_count: Arc<AtomicUsize>,
+    pub(crate) supply: Arc<Supply>,
     pub(crate) closed: CancellationToken,
 }
 
@@ -197,9 +197,9 @@ fn live_once(
                 left: left.clone(),
                 abandon: abandon.clone(),
             };
-            shared.ready_count.fetch_add(1, Ordering::Relaxed);
+            shared.supply.offered();
             if shared.ready.send(ticket).await.is_err() {
-                shared.ready_count.fetch_sub(1, Ordering::Relaxed);
+                shared.supply.withdrawn();
                 return Lifetime::SlotDone;
             }
             match assigned.await {
@@ -207,7 +207,9 @@ fn live_once(
                     let outcome = isolate.run(job).await;
                     left.set();
                     let _ = reply.send(outcome);
-                    // The isolate is dropped with this thread, after the caller has its answer.
+                    // The isolate is dropped with this thread, after the caller has its answer
+                    // and, while another isolate is ready, after that answer has gone out.
+                    shared.supply.pace(PACE);
                     return Lifetime::Over;
                 }
                 // The run that took the ticket went away before using it: offer the isolate again.
