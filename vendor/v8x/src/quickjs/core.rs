@@ -1105,6 +1105,7 @@ pub extern "C" fn v8__Isolate__Dispose(this: *mut RealIsolate) {
     JS_FreeContext(st.ctx);
     if std::env::var_os("QJS_SKIP_FREE_RT").is_none() {
       JS_FreeRuntime(st.rt);
+      super::function::free_isolate_templates(this);
     }
     for (allocator, data, byte_length) in
       std::mem::take(&mut st.pending_array_buffer_frees)

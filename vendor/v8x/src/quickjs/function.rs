@@ -3549,7 +3549,13 @@ fn property_return_scratch() -> usize {
   SCRATCH.with(|s| s.get() as usize)
 }
 
-unsafe extern "C" fn ext_finalize(_rt: *mut JSRuntime, _val: JSValue) {}
+unsafe extern "C" fn ext_finalize(_rt: *mut JSRuntime, val: JSValue) {
+  // Without this the process-wide map keeps one entry per External ever made,
+  // and a later object at the same address would be taken for an External.
+  if let Ok(mut values) = external_values().lock() {
+    values.remove(&external_key(val));
+  }
+}
 
 unsafe extern "C" fn named_handler_finalize(rt: *mut JSRuntime, val: JSValue) {
   let mut class_id: JSClassID = 0;
@@ -4222,10 +4228,47 @@ pub(crate) enum TemplKind {
   Obj,
 }
 
+thread_local! {
+    // The templates each isolate made on this thread, keyed by the isolate that
+    // was current, so that disposing of the isolate can free them: templates
+    // belong to their isolate, as in V8, and nothing else ever frees them.
+    static TEMPLATES_BY_ISOLATE: std::cell::RefCell<
+      std::collections::HashMap<usize, Vec<usize>>,
+    > = std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
 fn register_template(p: usize, kind: TemplKind) {
   TEMPLATES.with(|t| {
     t.borrow_mut().insert(p, kind);
   });
+  let iso = super::core::current_iso() as usize;
+  if iso != 0 {
+    TEMPLATES_BY_ISOLATE.with(|owned| {
+      owned.borrow_mut().entry(iso).or_default().push(p);
+    });
+  }
+}
+
+/// Frees the templates `iso` made on this thread. Called by
+/// `v8__Isolate__Dispose` after the isolate's runtime is freed: the JS values
+/// the templates hold died with it (`JS_FreeRuntime` frees every object of
+/// the runtime), and nothing can reach the templates any more. A template made
+/// on another thread stays allocated, as before.
+pub(crate) fn free_isolate_templates(iso: *mut RealIsolate) {
+  let owned = TEMPLATES_BY_ISOLATE
+    .with(|owned| owned.borrow_mut().remove(&(iso as usize)))
+    .unwrap_or_default();
+  for p in owned {
+    match TEMPLATES.with(|t| t.borrow_mut().remove(&p)) {
+      Some(TemplKind::Func) => {
+        drop(unsafe { Box::from_raw(p as *mut FnTemplate) })
+      }
+      Some(TemplKind::Obj) => {
+        drop(unsafe { Box::from_raw(p as *mut ObjTemplate) })
+      }
+      None => {}
+    }
+  }
 }
 
 pub(crate) fn is_template_ptr(p: *const c_void) -> bool {

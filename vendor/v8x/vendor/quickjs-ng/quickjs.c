@@ -1445,6 +1445,7 @@ static JSValue js_compile_regexp(JSContext *ctx, JSValueConst pattern,
 static JSValue js_regexp_constructor_internal(JSContext *ctx, JSValueConst ctor,
                                               JSValue pattern, JSValue bc);
 static void gc_decref(JSRuntime *rt);
+static void gc_free_remaining(JSRuntime *rt);
 static int JS_NewClass1(JSRuntime *rt, JSClassID class_id,
                         const JSClassDef *class_def, JSAtom name);
 static JSValue js_array_push(JSContext *ctx, JSValueConst this_val,
@@ -2847,6 +2848,7 @@ void JS_FreeRuntime(JSRuntime *rt)
     init_list_head(&rt->job_list);
 
     JS_RunGC(rt);
+    gc_free_remaining(rt);
 
 #ifdef ENABLE_DUMPS // JS_DUMP_LEAKS
     /* leaking objects */
@@ -7674,6 +7676,38 @@ static void gc_free_cycles(JSRuntime *rt)
     }
 
     init_list_head(&rt->gc_zero_ref_count_list);
+}
+
+/* Frees every GC object still alive when the runtime itself is freed, the way
+   gc_free_cycles() frees a garbage cycle. Whatever still references one of
+   them from outside the runtime (the embedder's leaked handles, templates,
+   dispatch tables) can never use it again, since its runtime is gone; without
+   this they, and everything they reach, would be lost memory. Like
+   Isolate::Dispose in V8, disposing of the runtime frees its whole heap. */
+static void gc_free_remaining(JSRuntime *rt)
+{
+    struct list_head *el, *el1;
+    JSGCObjectHeader *p;
+
+    if (list_empty(&rt->gc_obj_list))
+        return;
+    /* Leaves each object's references from outside the heap as its count. */
+    gc_decref(rt);
+    /* Drops those: every remaining object becomes garbage. */
+    list_for_each_safe(el, el1, &rt->gc_obj_list) {
+        p = list_entry(el, JSGCObjectHeader, link);
+        JS_REF_COUNT(p) = 0;
+        list_del(&p->link);
+        list_add_tail(&p->link, &rt->tmp_obj_list);
+    }
+    /* Restores the references from within the heap, as gc_scan() does for
+       the objects of a cycle, so that each is freed once nothing refers
+       to it. */
+    list_for_each(el, &rt->tmp_obj_list) {
+        p = list_entry(el, JSGCObjectHeader, link);
+        mark_children(rt, p, gc_scan_incref_child2);
+    }
+    gc_free_cycles(rt);
 }
 
 void JS_RunGC(JSRuntime *rt)
