@@ -458,11 +458,21 @@ impl Host {
 
     /// Peak resident memory of the host so far (`VmHWM`, KiB).
     pub fn peak_memory_kib(&self) -> u64 {
+        self.status_kib("VmHWM:")
+    }
+
+    /// Resident memory of the host now (`VmRSS`, KiB).
+    pub fn resident_memory_kib(&self) -> u64 {
+        self.status_kib("VmRSS:")
+    }
+
+    /// A `kB` field of the host's `/proc/<pid>/status`.
+    fn status_kib(&self, field: &str) -> u64 {
         let pid = self.child.as_ref().unwrap().id();
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
         status
             .lines()
-            .find_map(|line| line.strip_prefix("VmHWM:"))
+            .find_map(|line| line.strip_prefix(field))
             .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
             .unwrap()
     }

@@ -65,6 +65,11 @@ impl FreshIsolate {
         let mut runtime = GuardedRuntime::try_new(RuntimeOptions {
             extensions: vec![bridge::extension()],
             startup_snapshot: snapshot,
+            // The snapshot already holds the op functions (bound to this runtime's ops
+            // through its external references); deno_core would otherwise build a
+            // template and a function for every op again, only to replace the restored
+            // ones in `Deno.core.ops` (measured: 0.5 ms of host CPU per trivial run).
+            skip_op_registration: snapshot.is_some(),
             create_params: Some(v8::CreateParams::default().heap_limits(0, heap_bytes)),
             ..Default::default()
         })

@@ -5,4 +5,5 @@ mod bridge;
 mod description;
 mod golden;
 mod hostile;
+mod memory;
 mod runaways;

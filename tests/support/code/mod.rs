@@ -55,6 +55,18 @@ impl Host {
         Host::initialized(framing, json!({ "executeTools": true }), config)
     }
 
+    /// [`Host::code_mode`] over ndjson with `env` added to the host's environment.
+    pub fn code_mode_with_env(mode: &str, extra: Value, env: &[(&str, &str)]) -> Host {
+        let mut config = json!({ "tools": { "mode": mode } });
+        merge(&mut config, extra);
+        let args = ["serve", "--framing", "ndjson"];
+        let mut host = Host {
+            wire: wire::Host::spawn_with_env(&args, Framing::Ndjson, env).patient(HANG_GUARD),
+        };
+        host.initialize(json!({ "executeTools": true }), config);
+        host
+    }
+
     /// The next message, from `inbox` first.
     pub fn next_message(&mut self) -> Value {
         if !self.inbox.is_empty() {

@@ -119,7 +119,13 @@ async fn invalid_configs_are_refused() {
             "max_heap_mb must be at least 1"
         ))
     );
-    assert!(matches!(refused(1, 1), Some(RuntimeError::Isolate(_))));
+    // 1 MiB is too small to evaluate the bootstrap, so a pool whose first isolates start
+    // from source is refused; restored from the startup snapshot (if an earlier test in this
+    // process built it) an isolate fits in 1 MiB and the pool starts.
+    match refused(1, 1) {
+        None => {}
+        Some(error) => assert!(matches!(error, RuntimeError::Isolate(_)), "{error:?}"),
+    }
 }
 
 #[tokio::test]
