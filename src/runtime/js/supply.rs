@@ -77,6 +77,17 @@ impl Supply {
 mod tests {
     use super::*;
     use std::sync::Arc;
+    use std::thread::JoinHandle;
+
+    /// A slot pacing for up to a minute on its own thread; joins with how long it waited.
+    fn pace_on_another_thread(supply: &Arc<Supply>) -> JoinHandle<Duration> {
+        let supply = supply.clone();
+        std::thread::spawn(move || {
+            let started = Instant::now();
+            supply.pace(Duration::from_secs(60));
+            started.elapsed()
+        })
+    }
 
     #[test]
     fn nothing_ready_means_no_wait() {
@@ -99,14 +110,7 @@ mod tests {
     fn taking_the_last_ready_isolate_releases_pacing_slots() {
         let supply = Arc::new(Supply::default());
         supply.offered();
-        let pacing = {
-            let supply = supply.clone();
-            std::thread::spawn(move || {
-                let started = Instant::now();
-                supply.pace(Duration::from_secs(60));
-                started.elapsed()
-            })
-        };
+        let pacing = pace_on_another_thread(&supply);
         // Whenever the slot starts waiting, the take ends its wait (or it never waits).
         supply.taken();
         let waited = pacing.join().unwrap_or(Duration::MAX);
@@ -118,14 +122,7 @@ mod tests {
     fn closing_releases_pacing_slots() {
         let supply = Arc::new(Supply::default());
         supply.offered();
-        let pacing = {
-            let supply = supply.clone();
-            std::thread::spawn(move || {
-                let started = Instant::now();
-                supply.pace(Duration::from_secs(60));
-                started.elapsed()
-            })
-        };
+        let pacing = pace_on_another_thread(&supply);
         supply.close();
         let waited = pacing.join().unwrap_or(Duration::MAX);
         assert!(waited < Duration::from_secs(30), "waited {waited:?}");
