@@ -87,6 +87,7 @@ fn edit(root: &FsRoot, args: &EditArgs) -> Result<EditOutput, ToolError> {
     let confined = root.resolve_for_writing(requested)?;
     let mut bytes = Vec::new();
     regular_file(root, &confined.path, requested)?
+        .0
         .read_to_end(&mut bytes)
         .map_err(|e| file_error("read", requested, &e))?;
     let text = String::from_utf8(bytes)

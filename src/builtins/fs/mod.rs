@@ -34,9 +34,9 @@ pub fn definitions(root: &Arc<FsRoot>) -> Result<Vec<ToolDefinition>, Definition
     ])
 }
 
-/// Opens an existing regular file beneath `root` (see `beneath`); directories, devices
-/// and FIFOs are refused after an open that cannot block.
-fn regular_file(root: &FsRoot, path: &Path, requested: &str) -> Result<File, ToolError> {
+/// Opens an existing regular file beneath `root` (see `beneath`), with its size;
+/// directories, devices and FIFOs are refused after an open that cannot block.
+fn regular_file(root: &FsRoot, path: &Path, requested: &str) -> Result<(File, u64), ToolError> {
     let file = beneath::open_for_reading(root.path(), path)
         .map_err(|e| file_error("open", requested, &e))?;
     let meta = file
@@ -52,7 +52,7 @@ fn regular_file(root: &FsRoot, path: &Path, requested: &str) -> Result<File, Too
             "\"{requested}\" is not a regular file"
         )));
     }
-    Ok(file)
+    Ok((file, meta.len()))
 }
 
 /// A file-system failure in words the model can act on.
