@@ -10,13 +10,15 @@
 //! bridge uses synchronous ops only and drives host futures itself. This is the only module
 //! that touches deno_core.
 //!
-//! Reading order: `pool` (runs and the watchdog wiring), `slot` (threads), `snapshot`,
+//! Reading order: `pool` (runs and the watchdog wiring), `slot` (threads), `handoff` (a run
+//! given to an awake thread), `snapshot`,
 //! `isolate` (one run), `bridge` (ops), `verdict` (how the engine saw the end), `guarded`
 //! (serialized teardown), `terminator`, `interrupt` and `parking` (ending a stopped run),
 //! `strip` (type stripping).
 
 mod bridge;
 mod guarded;
+mod handoff;
 mod interrupt;
 mod isolate;
 mod parking;

@@ -112,16 +112,23 @@ impl IsolatePool {
         let early = |kind: FailureKind, message: String| {
             verdict::early_failure(RunFailure::new(kind, message), limits.max_output_bytes)
         };
+        // A ready isolate is taken (and its thread woken) before the types are stripped, so
+        // the thread wakes while they are; with none ready, stripping overlaps the wait.
+        let ready = self.ready_ticket();
         let code = match strip::strip_types(&code) {
             Ok(code) => code,
+            // A ticket dropped unused offers its isolate again.
             Err(error) => return early(FailureKind::Exception, error.to_string()),
         };
         let closed = &self.inner.closed;
-        let ticket = tokio::select! {
-            biased;
-            () = closed.cancelled() => None,
-            () = abort.cancelled() => return early(FailureKind::Abort, "run aborted".to_owned()),
-            ticket = async { self.inner.tickets.lock().await.recv().await } => ticket,
+        let ticket = match ready {
+            Some(ticket) => Some(ticket),
+            None => tokio::select! {
+                biased;
+                () = closed.cancelled() => None,
+                () = abort.cancelled() => return early(FailureKind::Abort, "run aborted".to_owned()),
+                ticket = self.next_ticket() => ticket,
+            },
         };
         let Some(Ticket {
             assign,
@@ -131,7 +138,6 @@ impl IsolatePool {
         else {
             return early(FailureKind::WorkerExit, SHUT_DOWN.to_owned());
         };
-        self.inner.supply.taken();
         let on_stop = Box::new(move || keep_terminating(left, move || abandon.now()));
         let control = Arc::new(RunControl::new(on_stop, limits.max_output_bytes));
         let (reply, mut answer) = oneshot::channel();
@@ -143,7 +149,7 @@ impl IsolatePool {
             control: control.clone(),
             max_heap_mb: self.inner.config.max_heap_mb,
         };
-        if assign.send(Assignment { job, reply }).is_err() {
+        if assign.give(Assignment { job, reply }).is_err() {
             return early(
                 FailureKind::WorkerExit,
                 "the isolate thread exited before the run started".to_owned(),
@@ -172,6 +178,21 @@ impl IsolatePool {
                 ),
             },
         }
+    }
+
+    /// A ticket of an isolate that is ready now, its thread woken, if there is one.
+    fn ready_ticket(&self) -> Option<Ticket> {
+        let ticket = self.inner.tickets.try_lock().ok()?.try_recv().ok()?;
+        ticket.assign.wake();
+        self.inner.supply.taken();
+        Some(ticket)
+    }
+
+    /// Waits for the next ready isolate; `None` once the pool is shut down.
+    async fn next_ticket(&self) -> Option<Ticket> {
+        let ticket = self.inner.tickets.lock().await.recv().await?;
+        self.inner.supply.taken();
+        Some(ticket)
     }
 
     /// Stops every run, lets every slot thread exit and waits for them.

@@ -13,6 +13,8 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
+
+use super::handoff::{Giver, handoff};
 use tokio_util::sync::CancellationToken;
 
 use super::isolate::{FreshIsolate, Job};
@@ -33,7 +35,8 @@ const RETRY_PAUSE: Duration = Duration::from_millis(100);
 
 /// A ready isolate, offered to the next run.
 pub(crate) struct Ticket {
-    pub(crate) assign: oneshot::Sender<Assignment>,
+    /// Wakes the isolate's thread, then gives it the run.
+    pub(crate) assign: Giver<Assignment>,
     /// Set once the run's JavaScript is over.
     pub(crate) left: LeftEngine,
     /// Tells the slot to give this isolate's thread up.
@@ -191,7 +194,7 @@ fn live_once(
     }
     runtime.block_on(async {
         loop {
-            let (assign, assigned) = oneshot::channel();
+            let (assign, assigned) = handoff();
             let ticket = Ticket {
                 assign,
                 left: left.clone(),
@@ -202,8 +205,9 @@ fn live_once(
                 shared.supply.withdrawn();
                 return Lifetime::SlotDone;
             }
-            match assigned.await {
-                Ok(Assignment { job, reply }) => {
+            // Blocking is fine: nothing else runs on this thread's event loop before the job.
+            match assigned.wait() {
+                Some(Assignment { job, reply }) => {
                     let outcome = isolate.run(job).await;
                     left.set();
                     let _ = reply.send(outcome);
@@ -213,8 +217,8 @@ fn live_once(
                     return Lifetime::Over;
                 }
                 // The run that took the ticket went away before using it: offer the isolate again.
-                Err(_) if !shared.closed.is_cancelled() => {}
-                Err(_) => return Lifetime::SlotDone,
+                None if !shared.closed.is_cancelled() => {}
+                None => return Lifetime::SlotDone,
             }
         }
     })

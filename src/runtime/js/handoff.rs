@@ -1,0 +1,129 @@
+//! Handing a run to a ready isolate's thread without waiting for it to wake up.
+//!
+//! A ready isolate's thread sleeps until a run takes it, and waking a sleeping thread takes
+//! 45–100 µs on a small virtual machine: on a trivial run's path that was the largest single
+//! wait. So the pool tells the thread it was taken ([`Giver::wake`]) as soon as it holds the
+//! ticket, then strips the program's types and sets up the run while the thread wakes; the
+//! thread waits for the job awake for up to [`AWAKE_FOR`], yielding its core to anyone who
+//! needs it, and only then goes back to sleep. The job itself ([`Giver::give`]) then meets an
+//! awake thread.
+
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
+use std::time::{Duration, Instant};
+
+/// How long a woken thread waits awake for its job before it sleeps again: longer than
+/// stripping and setting up a typical program, short enough to cost nothing noticeable when
+/// a large program takes longer.
+const AWAKE_FOR: Duration = Duration::from_micros(500);
+
+enum Message<T> {
+    Wake,
+    Job(T),
+}
+
+/// The pool's end: wakes the thread, then gives it its job.
+pub(crate) struct Giver<T>(SyncSender<Message<T>>);
+
+/// The isolate thread's end.
+pub(crate) struct Taker<T>(Receiver<Message<T>>);
+
+/// One hand-off: a wake-up and a job at most.
+pub(crate) fn handoff<T>() -> (Giver<T>, Taker<T>) {
+    let (sender, receiver) = sync_channel(2);
+    (Giver(sender), Taker(receiver))
+}
+
+impl<T> Giver<T> {
+    /// Wakes the thread, which then waits awake for the job. Never blocks.
+    pub(crate) fn wake(&self) {
+        let _ = self.0.try_send(Message::Wake);
+    }
+
+    /// Gives the thread its job; `Err` gives it back when the thread is gone.
+    pub(crate) fn give(self, job: T) -> Result<(), T> {
+        self.0
+            .try_send(Message::Job(job))
+            .map_err(|error| match error {
+                std::sync::mpsc::TrySendError::Full(Message::Job(job))
+                | std::sync::mpsc::TrySendError::Disconnected(Message::Job(job)) => job,
+                // Only a job is sent here, and one job fits beside one wake-up.
+                _ => unreachable!("give sends a job"),
+            })
+    }
+}
+
+impl<T> Taker<T> {
+    /// Blocks until the job arrives; `None` when the giver was dropped without giving one.
+    pub(crate) fn wait(self) -> Option<T> {
+        loop {
+            match self.0.recv().ok()? {
+                Message::Job(job) => return Some(job),
+                Message::Wake => {
+                    if let Some(job) = self.wait_awake()? {
+                        return Some(job);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Polls for the job for [`AWAKE_FOR`]: `Some(None)` when it did not come in time.
+    fn wait_awake(&self) -> Option<Option<T>> {
+        let until = Instant::now() + AWAKE_FOR;
+        while Instant::now() < until {
+            match self.0.try_recv() {
+                Ok(Message::Job(job)) => return Some(Some(job)),
+                Ok(Message::Wake) | Err(TryRecvError::Empty) => std::thread::yield_now(),
+                Err(TryRecvError::Disconnected) => return None,
+            }
+        }
+        Some(None)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_given_after_a_wake_up_arrives_whether_or_not_the_thread_still_waits_awake() {
+        for delay in [Duration::ZERO, AWAKE_FOR * 4] {
+            let (giver, taker) = handoff();
+            let waiting = std::thread::spawn(move || taker.wait());
+            giver.wake();
+            // The second case gives the job after the thread went back to sleep.
+            let gave = Instant::now();
+            while gave.elapsed() < delay {
+                std::thread::yield_now();
+            }
+            giver.give(7).unwrap();
+            assert_eq!(waiting.join().unwrap(), Some(7));
+        }
+    }
+
+    #[test]
+    fn a_giver_dropped_without_a_job_ends_the_wait_awake_or_asleep() {
+        let (giver, taker) = handoff::<u8>();
+        giver.wake();
+        drop(giver);
+        assert_eq!(taker.wait(), None);
+        let (giver, taker) = handoff::<u8>();
+        drop(giver);
+        assert_eq!(taker.wait(), None);
+    }
+
+    #[test]
+    fn a_job_for_a_thread_that_is_gone_comes_back() {
+        let (giver, taker) = handoff();
+        drop(taker);
+        assert_eq!(giver.give(3), Err(3));
+    }
+
+    #[test]
+    fn a_job_given_without_a_wake_up_arrives() {
+        let (giver, taker) = handoff();
+        giver.give("job").unwrap();
+        assert_eq!(taker.wait(), Some("job"));
+    }
+}
