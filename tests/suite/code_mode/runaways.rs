@@ -12,17 +12,19 @@ use std::time::{Duration, Instant};
 const SERVING: &str = "console.log('fine'); return 'still serving';";
 
 /// The programs: a self-re-queueing promise chain (also followed by a throw, which settles
-/// the program while the chain goes on), an `await` loop with no binding call, and loops
-/// over built-ins that run long without a termination check (in a debug build each `fill`
-/// and `sort` call alone outlasts the 200 ms an isolate gets to stop).
-const RUNAWAYS: [&str; 6] = [
+/// the program while the chain goes on), an `await` loop with no binding call, loops over
+/// built-ins that run long inside the engine (in a debug build each `fill` and `sort` call
+/// alone outlasts the 200 ms an isolate gets to stop, unless the built-in itself looks for
+/// termination), and one built-in call that would take years (`includes` over 2^53 indices).
+const RUNAWAYS: [&str; 7] = [
     "const f = () => Promise.resolve().then(f); f();\nawait new Promise(() => {});",
     "const f = () => Promise.resolve().then(f); f();\nthrow new Error('and then');",
     "while (true) await null;",
     "const big = Array.from({ length: 200000 }, (_, i) => ({ i, s: 'x'.repeat(20) }));\nwhile (true) JSON.stringify(big);",
     "while (true) new Array(5e6).fill(0);",
-    // One `sort` call outlasts the slot's bound: its thread is parked, runs in slices and ends.
+    // One `sort` call would outlast the slot's bound; it looks for termination between comparisons.
     "const a = new Array(1e6).fill(0).map((_, i) => -i);\nwhile (true) a.slice().sort();",
+    "return Array.prototype.includes.call({ length: 2 ** 53 }, 'never');",
 ];
 
 #[test]
@@ -116,8 +118,9 @@ fn assert_no_terminator_left(pid: u32) {
 
 /// Within a bounded wait, only the pool's own isolate threads are left: every runaway's
 /// thread left JavaScript and ended (a termination request makes the engine check at its
-/// next call or back-edge, so a loop of built-ins ends once the built-in in progress returns,
-/// and a parked thread runs in slices until it does).
+/// next call or back-edge, and its long built-ins check as they go, so even one built-in
+/// call that would take years ends; a thread parked because it was starved of CPU runs in
+/// slices until it does).
 fn assert_no_isolate_parked(pid: u32, pool_size: usize) {
     wait_for_threads(
         pid,

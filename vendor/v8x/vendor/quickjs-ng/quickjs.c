@@ -47649,6 +47649,8 @@ static JSValue js_array_fill(JSContext *ctx, JSValueConst this_val,
 
     /* XXX: should special case fast arrays */
     while (start < end) {
+        if (js_poll_interrupts(ctx)) /* dsh-tools: a stopped run ends here */
+            goto exception;
         if (JS_SetPropertyInt64(ctx, obj, start, js_dup(argv[0])) < 0)
             goto exception;
         start++;
@@ -47689,6 +47691,8 @@ static JSValue js_array_includes(JSContext *ctx, JSValueConst this_val,
             }
         }
         for (; n < len; n++) {
+            if (js_poll_interrupts(ctx)) /* dsh-tools: a stopped run ends here */
+                goto exception;
             val = JS_GetPropertyInt64(ctx, obj, n);
             if (JS_IsException(val))
                 goto exception;
@@ -47735,6 +47739,8 @@ static JSValue js_array_indexOf(JSContext *ctx, JSValueConst this_val,
             }
         }
         for (; n < len; n++) {
+            if (js_poll_interrupts(ctx)) /* dsh-tools: a stopped run ends here */
+                goto exception;
             int present = JS_TryGetPropertyInt64(ctx, obj, n, &val);
             if (present < 0)
                 goto exception;
@@ -47784,6 +47790,8 @@ static JSValue js_array_lastIndexOf(JSContext *ctx, JSValueConst this_val,
             }
         }
         for (; n >= 0; n--) {
+            if (js_poll_interrupts(ctx)) /* dsh-tools: a stopped run ends here */
+                goto exception;
             int present = JS_TryGetPropertyInt64(ctx, obj, n, &val);
             if (present < 0)
                 goto exception;
@@ -47934,6 +47942,8 @@ static JSValue js_array_join(JSContext *ctx, JSValueConst this_val,
     string_buffer_init(ctx, b, 0);
 
     for(i = 0; i < n; i++) {
+        if (js_poll_interrupts(ctx)) /* dsh-tools: a stopped run ends here */
+            goto fail;
         if (i > 0) {
             if (c >= 0) {
                 string_buffer_putc8(b, c);
@@ -48553,6 +48563,8 @@ static int js_array_cmp_generic(const void *a, const void *b, void *opaque) {
 
     if (psc->exception)
         return 0;
+    if (js_poll_interrupts(ctx)) /* dsh-tools: a stopped run ends here */
+        goto exception;
 
     if (psc->has_method) {
         /* custom sort function is specified as returning 0 for identical
@@ -48624,6 +48636,8 @@ static JSValue js_array_sort(JSContext *ctx, JSValueConst this_val,
 
     /* XXX: should special case fast arrays */
     for (i = 0; i < len; i++) {
+        if (js_poll_interrupts(ctx)) /* dsh-tools: a stopped run ends here */
+            goto exception;
         if (pos >= array_size) {
             size_t new_size, slack;
             ValueSlot *new_array;
@@ -55145,6 +55159,8 @@ static int js_json_to_str(JSContext *ctx, JSONStringifyContext *jsc,
         JS_ThrowStackOverflow(ctx);
         goto exception;
     }
+    if (js_poll_interrupts(ctx)) /* dsh-tools: a stopped run ends here */
+        goto exception;
 
     if (JS_IsObject(val)) {
         p = JS_VALUE_GET_OBJ(val);
