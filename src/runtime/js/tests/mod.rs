@@ -4,4 +4,5 @@ mod golden;
 mod hostile;
 mod lossless;
 mod pool;
+mod run_cost;
 mod support;
