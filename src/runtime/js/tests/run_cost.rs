@@ -1,7 +1,7 @@
 //! What running a trivial program on a ready isolate costs, without its creation: the part of
 //! a spaced run's answer the isolate thread spends, right after the isolate was built and
 //! after it waited 1, 10 and 100 ms (as a spaced run's isolate does; the run then costs
-//! several times more, and neither page faults nor the allocator's purge explain it).
+//! several times more; it takes no more page faults, so caches gone cold are the likely cause).
 //! Timing, not a check, so it is ignored by default:
 //! `cargo test --release --lib trivial_run_cost -- --ignored --nocapture`.
 
