@@ -13,7 +13,7 @@
 //! Reading order: `pool` (runs and the watchdog wiring), `slot` (threads), `handoff` (a run
 //! given to an awake thread), `snapshot`,
 //! `isolate` (one run), `bridge` (ops), `verdict` (how the engine saw the end), `guarded`
-//! (serialized teardown), `terminator`, `interrupt` and `parking` (ending a stopped run),
+//! (serialized teardown), `reclaim` (an ended isolate's memory back to the system), `terminator`, `interrupt` and `parking` (ending a stopped run),
 //! `strip` (type stripping).
 
 mod bridge;
@@ -23,6 +23,7 @@ mod interrupt;
 mod isolate;
 mod parking;
 mod pool;
+mod reclaim;
 mod slot;
 mod snapshot;
 pub mod strip;

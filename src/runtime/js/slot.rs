@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::isolate::{FreshIsolate, Job};
 use super::parking;
+use super::reclaim;
 use super::snapshot::Startup;
 use super::supply::{PACE, Supply};
 use super::terminator::LeftEngine;
@@ -61,7 +62,9 @@ impl Abandon {
     }
 }
 
-/// Sends `Ended` when the thread ends, by returning or by unwinding.
+/// Sends `Ended` when the thread ends, by returning or by unwinding, after handing the memory
+/// its isolate freed back to the system (`reclaim`): the thread's last work, off the request
+/// path.
 struct EndReport {
     events: std::sync::mpsc::Sender<SlotEvent>,
     lifetime: Lifetime,
@@ -69,6 +72,7 @@ struct EndReport {
 
 impl Drop for EndReport {
     fn drop(&mut self) {
+        reclaim::release_freed_memory();
         let _ = self.events.send(SlotEvent::Ended(self.lifetime));
     }
 }
