@@ -156,6 +156,34 @@ fn an_output_capped_run_costs_the_host_under_three_times_its_cap() {
     assert_eq!(host.finish(), 0);
 }
 
+/// Turning an uncaught exception into an error makes the engine create an `Error`; it used
+/// to call the program's global `Error` for that, and a program that had replaced it (or a
+/// termination pending at that moment) panicked the isolate's thread. The same program with
+/// and without the replacement fails the same way, in time.
+#[test]
+fn a_replaced_error_constructor_changes_nothing_in_how_a_run_fails() {
+    let mut host = Host::code_mode(
+        Framing::Ndjson,
+        "code",
+        json!({ "codeRuntime": { "computeMs": 2000 } }),
+    );
+    let unhandled =
+        "Promise.reject({});\nawait new Promise((resolve) => setTimeout(resolve, 10));\nreturn 1;";
+    let plain = host.run_code("plain", unhandled);
+    assert_eq!(
+        plain,
+        failure("code run failed (exception): [object Object]"),
+    );
+    for replaced in ["globalThis.Error = null;", "delete globalThis.Error;"] {
+        let started = std::time::Instant::now();
+        let answer = host.run_code("replaced", &format!("{replaced}\n{unhandled}"));
+        assert_eq!(answer, plain, "{replaced}");
+        assert!(started.elapsed() < Duration::from_secs(2), "{replaced}");
+    }
+    still_serving(&mut host);
+    assert_eq!(host.finish(), 0);
+}
+
 #[test]
 fn pollution_and_forged_calls_change_nothing_outside_the_run() {
     for framing in FRAMINGS {

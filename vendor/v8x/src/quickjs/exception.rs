@@ -135,6 +135,29 @@ pub(crate) unsafe fn clear_pending(ctx: *mut JSContext) {
   JS_FreeValue(ctx, exc);
 }
 
+/// dsh-tools: an `Error` made without running JavaScript, for when the named constructor
+/// cannot be called: the program replaced or removed it, or a termination is pending (QuickJS
+/// then fails every call). deno_core unwraps the object it asks for when it turns a
+/// terminated run's exception into an error, so `undefined` here panicked its thread.
+unsafe fn error_without_calls(ctx: *mut JSContext, message: JSValue) -> JSValue {
+  clear_pending(ctx);
+  let err = JS_NewError(ctx);
+  if err.tag == JS_TAG_EXCEPTION {
+    clear_pending(ctx);
+    return jsv_undefined();
+  }
+  // An own data property: no setter of the program's runs.
+  JS_DefinePropertyValueStr(
+    ctx,
+    err,
+    c"message".as_ptr(),
+    JS_DupValue(ctx, message),
+    JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE,
+  );
+  clear_pending(ctx);
+  err
+}
+
 unsafe fn make_named_error(message: *const String, name: &str) -> JSValue {
   let ctx = current_ctx();
   if ctx.is_null() {
@@ -152,18 +175,19 @@ unsafe fn make_named_error(message: *const String, name: &str) -> JSValue {
   JS_FreeValue(ctx, global);
   if ctor.tag == JS_TAG_EXCEPTION || !JS_IsConstructor(ctx, ctor) {
     JS_FreeValue(ctx, ctor);
-    return jsv_undefined();
+    return error_without_calls(ctx, jsval_of(message));
   }
 
   let msg = JS_DupValue(ctx, jsval_of(message));
   let mut args = [msg];
   let err = JS_CallConstructor(ctx, ctor, 1, args.as_mut_ptr());
   JS_FreeValue(ctx, ctor);
-  JS_FreeValue(ctx, msg);
   if err.tag == JS_TAG_EXCEPTION {
-    clear_pending(ctx);
-    return jsv_undefined();
+    let err = error_without_calls(ctx, msg);
+    JS_FreeValue(ctx, msg);
+    return err;
   }
+  JS_FreeValue(ctx, msg);
   err
 }
 
@@ -185,10 +209,6 @@ unsafe fn make_named_error_from_str(
   };
   let ctor = JS_GetPropertyStr(ctx, global, cname.as_ptr());
   JS_FreeValue(ctx, global);
-  if ctor.tag == JS_TAG_EXCEPTION || !JS_IsConstructor(ctx, ctor) {
-    JS_FreeValue(ctx, ctor);
-    return jsv_undefined();
-  }
   let cmessage = match std::ffi::CString::new(message) {
     Ok(c) => c,
     Err(_) => {
@@ -197,14 +217,19 @@ unsafe fn make_named_error_from_str(
     }
   };
   let msg = JS_NewString(ctx, cmessage.as_ptr());
-  let mut args = [msg];
-  let err = JS_CallConstructor(ctx, ctor, 1, args.as_mut_ptr());
+  let err = if ctor.tag == JS_TAG_EXCEPTION || !JS_IsConstructor(ctx, ctor) {
+    error_without_calls(ctx, msg)
+  } else {
+    let mut args = [msg];
+    let err = JS_CallConstructor(ctx, ctor, 1, args.as_mut_ptr());
+    if err.tag == JS_TAG_EXCEPTION {
+      error_without_calls(ctx, msg)
+    } else {
+      err
+    }
+  };
   JS_FreeValue(ctx, ctor);
   JS_FreeValue(ctx, msg);
-  if err.tag == JS_TAG_EXCEPTION {
-    clear_pending(ctx);
-    return jsv_undefined();
-  }
   err
 }
 

@@ -405,6 +405,15 @@ unsafe extern "C" {
 
   pub fn JS_NewObject(ctx: *mut JSContext) -> JSValue;
   pub fn JS_NewObjectClass(ctx: *mut JSContext, class_id: c_int) -> JSValue;
+  // dsh-tools: for an Error made without calling the program's `Error` (exception.rs).
+  pub fn JS_NewError(ctx: *mut JSContext) -> JSValue;
+  pub fn JS_DefinePropertyValueStr(
+    ctx: *mut JSContext,
+    this_obj: JSValue,
+    prop: *const c_char,
+    val: JSValue,
+    flags: c_int,
+  ) -> c_int;
   pub fn JS_NewArray(ctx: *mut JSContext) -> JSValue;
 
   pub fn JS_NewArrayBuffer(
