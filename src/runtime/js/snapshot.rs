@@ -59,7 +59,7 @@ impl Startup {
 
     /// The same startup, but always from source.
     #[cfg(test)]
-    pub(crate) fn from_source(self) -> Startup {
+    pub(crate) fn without_snapshot(self) -> Startup {
         Startup {
             use_snapshot: false,
             ..self

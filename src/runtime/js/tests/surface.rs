@@ -91,7 +91,7 @@ fn programs_see_the_same_surface_from_the_snapshot_and_from_source_and_no_tempor
         std::thread::sleep(Duration::from_millis(5));
     }
     let restored = surface(startup);
-    let bootstrapped = surface(startup.from_source());
+    let bootstrapped = surface(startup.without_snapshot());
     assert!(restored.lines().count() > 1000, "{restored}");
     assert!(restored.contains("globalThis.Date.prototype getTime: function"));
     assert!(!restored.contains("Temporal"), "{restored}");
