@@ -103,6 +103,18 @@ impl FreshIsolate {
         })
     }
 
+    /// Evaluates `code` as a script in the finished isolate, as a string (tests only).
+    #[cfg(test)]
+    pub(crate) fn evaluate(&mut self, code: &str) -> Result<String, String> {
+        let value = self
+            .runtime
+            .execute_script("dsh-test:evaluate.js", code.to_owned())
+            .map_err(|error| error.to_string())?;
+        deno_core::scope!(scope, &mut self.runtime);
+        let value = v8::Local::new(scope, value);
+        Ok(value.to_rust_string_lossy(scope))
+    }
+
     /// The context programs run in, for forcing the engine's next termination check.
     pub(crate) fn engine_context(&mut self) -> Option<EngineContext> {
         EngineContext::of_main(&mut self.runtime)

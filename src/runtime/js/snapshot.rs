@@ -25,12 +25,17 @@ const BOOTSTRAP_TS: &str = include_str!("../../../runtime-ts/bootstrap.ts");
 pub(crate) struct Startup {
     /// The stripped bootstrap, evaluated in an isolate created without the snapshot.
     bootstrap: &'static str,
+    /// False for isolates that must start from source even once the snapshot exists (tests
+    /// comparing the two ways).
+    use_snapshot: bool,
 }
 
 impl Startup {
     /// The process's startup: strips the bootstrap (once) and starts building the snapshot
     /// in the background (once).
     pub(crate) fn of_process() -> Result<Startup, RuntimeError> {
+        static ENGINE_FLAGS: Once = Once::new();
+        ENGINE_FLAGS.call_once(set_engine_flags);
         static BOOTSTRAP: OnceLock<Result<String, String>> = OnceLock::new();
         let bootstrap = BOOTSTRAP
             .get_or_init(|| {
@@ -41,18 +46,42 @@ impl Startup {
             .map_err(|error| RuntimeError::Bootstrap(error.clone()))?;
         static BUILD: Once = Once::new();
         BUILD.call_once(|| build_in_background(bootstrap));
-        Ok(Startup { bootstrap })
+        Ok(Startup {
+            bootstrap,
+            use_snapshot: true,
+        })
     }
 
     /// The snapshot, once it is built.
     pub(crate) fn snapshot(self) -> Option<&'static [u8]> {
-        SNAPSHOT.get().copied()
+        SNAPSHOT.get().copied().filter(|_| self.use_snapshot)
+    }
+
+    /// The same startup, but always from source.
+    #[cfg(test)]
+    pub(crate) fn without_snapshot(self) -> Startup {
+        Startup {
+            use_snapshot: false,
+            ..self
+        }
     }
 
     /// The bootstrap source, for an isolate created without the snapshot.
     pub(crate) fn bootstrap(self) -> &'static str {
         self.bootstrap
     }
+}
+
+/// Engine flags for every isolate of the process, set before the first one exists.
+///
+/// `--no-temporal-polyfill` (v8x): the engine would otherwise evaluate a 430 KB Temporal
+/// polyfill into every context, and the snapshot would carry it into every isolate it
+/// restores, a large part of an isolate's creation. Programs never see `Temporal`
+/// (bootstrap.ts keeps only the standard library); the one trace it left,
+/// `Date.prototype.toTemporalInstant` in isolates built from source (never in restored ones),
+/// goes with it (tests/surface.rs).
+fn set_engine_flags() {
+    deno_core::v8::V8::set_flags_from_string("--no-temporal-polyfill");
 }
 
 /// The snapshot, kept for the rest of the process once built.

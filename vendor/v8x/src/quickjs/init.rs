@@ -227,6 +227,7 @@ enum V8Flag {
   StackSize(usize),
   MaxOldSpaceSize(usize),
   RandomSeed(i32),
+  TemporalPolyfill(bool),
   Help,
   Noop,
 }
@@ -266,6 +267,12 @@ fn parse_v8_flag(flag: &str) -> Option<V8Flag> {
     {
       Some(V8Flag::Noop)
     }
+    "temporal_polyfill" if value.is_none() => {
+      Some(V8Flag::TemporalPolyfill(true))
+    }
+    "no_temporal_polyfill" if value.is_none() => {
+      Some(V8Flag::TemporalPolyfill(false))
+    }
     "help" if value.is_none() => Some(V8Flag::Help),
     "log_colour" | "log_color" => Some(V8Flag::Noop),
     _ => None,
@@ -296,6 +303,10 @@ fn consume_v8_flag(flag: &str) -> bool {
     }
     Some(V8Flag::RandomSeed(seed)) => {
       RANDOM_SEED.store(seed as i64, Ordering::Relaxed);
+      true
+    }
+    Some(V8Flag::TemporalPolyfill(enabled)) => {
+      crate::quickjs::temporal::set_polyfill_enabled(enabled);
       true
     }
     Some(V8Flag::Help) => {
@@ -354,6 +365,14 @@ mod tests {
       Some(V8Flag::RandomSeed(100))
     );
     assert_eq!(parse_v8_flag("--help"), Some(V8Flag::Help));
+    assert_eq!(
+      parse_v8_flag("--no-temporal-polyfill"),
+      Some(V8Flag::TemporalPolyfill(false))
+    );
+    assert_eq!(
+      parse_v8_flag("--temporal_polyfill"),
+      Some(V8Flag::TemporalPolyfill(true))
+    );
   }
 
   #[test]

@@ -2,6 +2,7 @@ use super::quickjs_sys::*;
 use std::ffi::CString;
 use std::os::raw::{c_char, c_int};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use temporal_rs::{Instant, TimeZone};
 use timezone_provider::zoneinfo64::ZoneInfo64TzdbProvider;
 
@@ -173,7 +174,10 @@ pub(crate) unsafe fn install_host_functions(
 const JS_WRITE_OBJ_BYTECODE: c_int = 1 << 0;
 const JS_READ_OBJ_BYTECODE: c_int = 1 << 0;
 
-unsafe fn eval_cached_script(
+/// Evaluates a fixed global script, compiling it only the first time in the process: later
+/// contexts read the cached bytecode, which costs a fraction of parsing the source again. Used
+/// for every script v8x evaluates into each new context.
+pub(crate) unsafe fn eval_cached_script(
   ctx: *mut JSContext,
   source: &[u8],
   filename: &std::ffi::CStr,
@@ -217,7 +221,21 @@ unsafe fn eval_cached_script(
   unsafe { JS_EvalFunction(ctx, function) }
 }
 
+/// Whether new contexts get the Temporal polyfill (on unless the embedder passes the V8 flag
+/// `--no-temporal-polyfill`). Evaluating it into a context, or restoring it from a startup
+/// snapshot, is a large part of what a context costs; an embedder that never exposes
+/// `Temporal` turns it off. Without it there is no `Temporal` global and no
+/// `Date.prototype.toTemporalInstant`.
+static POLYFILL_ENABLED: AtomicBool = AtomicBool::new(true);
+
+pub(crate) fn set_polyfill_enabled(enabled: bool) {
+  POLYFILL_ENABLED.store(enabled, Ordering::Relaxed);
+}
+
 pub(crate) unsafe fn install(ctx: *mut JSContext, global: JSValue) {
+  if !POLYFILL_ENABLED.load(Ordering::Relaxed) {
+    return;
+  }
   let existing =
     unsafe { JS_GetPropertyStr(ctx, global, c"Temporal".as_ptr()) };
   let absent = jsv_is_undefined(&existing) || existing.tag == JS_TAG_NULL;
