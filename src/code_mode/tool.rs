@@ -80,7 +80,9 @@ async fn run(
     }
     // The outer signal ends the run first; sub-calls are aborted only once it settled, so a
     // cancelled run reports `abort` rather than whatever its aborted sub-call made it throw.
-    let abort = ctx.signal.to_token().child_token();
+    // `outer` forwards the signal to `abort` until this function returns.
+    let outer = ctx.signal.to_token();
+    let abort = outer.child_token();
     let settled = CancellationToken::new();
     // Should this future be dropped mid-run, its sub-calls are still aborted.
     let _abort_sub_calls_if_dropped = settled.clone().drop_guard();

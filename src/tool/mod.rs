@@ -15,4 +15,4 @@ pub use error::DefinitionError;
 pub use execution::*;
 pub use progress::*;
 pub use result::*;
-pub use signal::Signal;
+pub use signal::{Signal, SignalToken};

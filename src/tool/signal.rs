@@ -66,21 +66,53 @@ impl Signal {
         &self.caller
     }
 
-    /// A token that is cancelled when this signal fires (for handing to code that only knows
-    /// `CancellationToken`). Spawns nothing when no wrapper added a token.
-    pub fn to_token(&self) -> CancellationToken {
+    /// A token that is cancelled when this signal fires, for code that only knows
+    /// `CancellationToken`, while the returned value lives. Spawns nothing when no wrapper
+    /// added a token; otherwise a task forwards the added tokens to it until it is dropped.
+    pub fn to_token(&self) -> SignalToken {
         if self.added.is_empty() {
-            return self.caller.clone();
+            return SignalToken {
+                token: self.caller.clone(),
+                forward: None,
+            };
         }
         let fused = self.caller.child_token();
         let (signal, watch) = (self.clone(), fused.clone());
-        tokio::spawn(async move {
+        let forward = tokio::spawn(async move {
             tokio::select! {
                 () = signal.aborted() => watch.cancel(),
                 () = watch.cancelled() => {}
             }
         });
-        fused
+        SignalToken {
+            token: fused,
+            forward: Some(forward),
+        }
+    }
+}
+
+/// [`Signal::to_token`]'s token. Keep it for as long as the token (or a child of it) is
+/// watched: dropping it ends the task that forwards the signal, which would otherwise live
+/// as long as the caller's token (a task per call, for good, on a call that finished).
+#[must_use = "the token follows the signal only while this lives"]
+pub struct SignalToken {
+    token: CancellationToken,
+    forward: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl std::ops::Deref for SignalToken {
+    type Target = CancellationToken;
+
+    fn deref(&self) -> &CancellationToken {
+        &self.token
+    }
+}
+
+impl Drop for SignalToken {
+    fn drop(&mut self) {
+        if let Some(forward) = &self.forward {
+            forward.abort();
+        }
     }
 }
 
@@ -124,5 +156,37 @@ mod tests {
         added.cancel();
         signal.aborted().await;
         assert!(!signal.caller_token().is_cancelled());
+    }
+
+    #[tokio::test]
+    async fn a_token_follows_an_added_token_while_it_lives() {
+        let added = CancellationToken::new();
+        let signal = Signal::never().replaced_by(added.clone());
+        let token = signal.to_token();
+        let child = token.child_token();
+        added.cancel();
+        child.cancelled().await;
+        assert!(token.is_cancelled());
+    }
+
+    #[tokio::test]
+    async fn a_dropped_token_leaves_no_task_behind() {
+        let metrics = tokio::runtime::Handle::current().metrics();
+        let signal = Signal::never().replaced_by(CancellationToken::new());
+        let before = metrics.num_alive_tasks();
+        for _ in 0..100 {
+            drop(signal.to_token());
+        }
+        // Aborted tasks end when the scheduler next gets to them.
+        for _ in 0..1000 {
+            if metrics.num_alive_tasks() == before {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(metrics.num_alive_tasks(), before);
+        // The signal still works, and a token taken now still follows it.
+        let token = signal.to_token();
+        assert!(!token.is_cancelled());
     }
 }

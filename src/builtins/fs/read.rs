@@ -109,7 +109,8 @@ pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, DefinitionError> 
             let root = root.clone();
             async move {
                 let args: ReadArgs = typed::arguments(ctx.arguments())?;
-                let output = read(&root, args, ctx.signal.to_token()).await?;
+                let token = ctx.signal.to_token();
+                let output = read(&root, args, CancellationToken::clone(&token)).await?;
                 typed::output(&output)
             }
         })
