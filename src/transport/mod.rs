@@ -5,6 +5,7 @@ pub mod framing;
 mod outbox;
 mod peer;
 pub mod stdio;
+mod writer;
 
 pub use outbox::{OBSERVED_HIGH_WATER, Outbox, spawn_writer};
 pub use peer::{Peer, PeerError};

@@ -1,15 +1,20 @@
-//! The one writer task: every response, notification and host→client request leaves through
-//! it, framed like the input. Queued bytes are counted so the reader can apply backpressure
-//! when the client stops reading, and so observe-only notifications (results, dispatch
-//! events, program output) are dropped, counted and reported instead of piling up in memory
-//! behind a client that does not read.
+//! The write side of a connection: every response, notification and host→client request
+//! is queued here for the one writer task (`writer`), framed like the input. Queued bytes are
+//! counted so the reader can apply backpressure when the client stops reading, and so
+//! observe-only notifications (results, dispatch events, program output) are dropped, counted
+//! and reported instead of piling up in memory behind a client that does not read.
+//!
+//! Observe-only notifications are deferred: they wait, without waking the writer, for the
+//! next message someone waits for or for the writer's short pause ([`writer::FLUSH_PAUSE`]),
+//! so a program's burst of dispatch events costs one wake-up and one write, not one each.
 
-use super::framing::{Framing, encode_frame, frame_prefix, frame_suffix};
+use super::framing::Framing;
+use super::writer;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::io::AsyncWrite;
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
@@ -21,8 +26,10 @@ pub struct Outbox {
 }
 
 /// One entry of the writer's queue.
-enum Queued {
+pub(super) enum Queued {
     Message(Vec<u8>),
+    /// Deferred messages wait in [`Shared::deferred`]: write them after a pause.
+    Deferred,
     /// Everything before this is written; the writer ends.
     Close,
 }
@@ -41,9 +48,24 @@ pub const OBSERVED_HIGH_WATER: usize = 16 << 20;
 /// were dropped since the last report (sent once the queue has room again).
 pub const DROPPED_METHOD: &str = "$/notificationsDropped";
 
+/// What the outboxes and the writer share.
+pub(super) struct Shared {
+    pub(super) framing: Mutex<Framing>,
+    /// Observe-only messages not yet handed to the writer, in order. Everything in the
+    /// channel was queued before them: a message that is sent moves them in ahead of it.
+    pub(super) deferred: Mutex<Vec<Vec<u8>>>,
+    /// Observe-only notifications dropped since the last report, by method.
+    dropped: Mutex<BTreeMap<String, u64>>,
+    any_dropped: AtomicBool,
+    pub(super) queued_bytes: AtomicUsize,
+    pub(super) drained: Notify,
+    /// Cancelled when a write failed: the client is gone (EPIPE is a disconnect).
+    pub(super) disconnected: CancellationToken,
+}
+
 impl Shared {
     /// The [`DROPPED_METHOD`] notification for the drops so far, if any, resetting them.
-    fn take_report(&self) -> Option<Vec<u8>> {
+    pub(super) fn take_report(&self) -> Option<Vec<u8>> {
         // A plain load first: the common case (nothing dropped) writes no shared cache line.
         if !self.any_dropped.load(Ordering::Relaxed)
             || !self.any_dropped.swap(false, Ordering::Relaxed)
@@ -58,24 +80,37 @@ impl Shared {
     }
 }
 
-struct Shared {
-    framing: Mutex<Framing>,
-    /// Observe-only notifications dropped since the last report, by method.
-    dropped: Mutex<BTreeMap<String, u64>>,
-    any_dropped: AtomicBool,
-    queued_bytes: AtomicUsize,
-    drained: Notify,
-    /// Cancelled when a write failed: the client is gone (EPIPE is a disconnect).
-    disconnected: CancellationToken,
-}
-
 impl Outbox {
-    /// Queues one compact JSON message. Returns `false` once the writer is gone.
+    /// Queues one compact JSON message, after the observe-only ones deferred before it.
+    /// Returns `false` once the writer is gone.
     pub fn send(&self, payload: Vec<u8>) -> bool {
         self.shared
             .queued_bytes
             .fetch_add(payload.len(), Ordering::Relaxed);
-        self.sender.send(Queued::Message(payload)).is_ok()
+        self.after_deferred(Queued::Message(payload))
+    }
+
+    /// Queues `last` behind every deferred message, keeping their order.
+    fn after_deferred(&self, last: Queued) -> bool {
+        let mut deferred = self.shared.deferred.lock();
+        for earlier in deferred.drain(..) {
+            let _ = self.sender.send(Queued::Message(earlier));
+        }
+        self.sender.send(last).is_ok()
+    }
+
+    /// Defers an observe-only message: the first one deferred tells the writer to pause
+    /// and collect the rest; the others wake nobody.
+    fn defer(&self, payload: Vec<u8>) -> bool {
+        if self.sender.is_closed() {
+            return false;
+        }
+        self.shared
+            .queued_bytes
+            .fetch_add(payload.len(), Ordering::Relaxed);
+        let mut deferred = self.shared.deferred.lock();
+        deferred.push(payload);
+        deferred.len() > 1 || self.sender.send(Queued::Deferred).is_ok()
     }
 
     /// Queues an observe-only notification (nothing waits for it) unless the client is
@@ -93,7 +128,8 @@ impl Outbox {
         method: &str,
         params: &impl serde::Serialize,
     ) -> bool {
-        self.admits_observed(limit, method) && self.notify(method, params)
+        self.admits_observed(limit, method)
+            && notification(method, params).is_some_and(|bytes| self.defer(bytes))
     }
 
     /// [`Outbox::notify_observed_below`] with params the caller writes as JSON text straight
@@ -115,7 +151,7 @@ impl Outbox {
         text.push_str(",\"params\":");
         write_params(&mut text);
         text.push('}');
-        self.send(text.into_bytes())
+        self.defer(text.into_bytes())
     }
 
     /// Whether an observe-only notification may be queued below `limit`; if not, it is
@@ -140,7 +176,7 @@ impl Outbox {
     /// Ends the writer once what is queued so far is written, whoever still holds a clone
     /// (a runaway program's bridge may never let go of its own): later sends are dropped.
     pub fn close(&self) {
-        let _ = self.sender.send(Queued::Close);
+        self.after_deferred(Queued::Close);
     }
 
     /// Resolves once a write to the client failed: it closed its end.
@@ -148,22 +184,10 @@ impl Outbox {
         self.shared.disconnected.cancelled().await;
     }
 
-    /// Serializes and queues a notification. Returns `false` once the writer is gone, or
-    /// when `params` cannot be serialized (logged; nothing is sent).
+    /// Serializes and queues a notification someone may wait for. Returns `false` once the
+    /// writer is gone, or when `params` cannot be serialized (logged; nothing is sent).
     pub fn notify(&self, method: &str, params: &impl serde::Serialize) -> bool {
-        let notification = Notification {
-            jsonrpc: "2.0",
-            method,
-            params,
-        };
-        // Straight to bytes: a `json!` value tree first would cost a third of a call's CPU.
-        match exact_json(&notification) {
-            Ok(bytes) => self.send(bytes),
-            Err(error) => {
-                tracing::error!("cannot serialize the {method} notification: {error}");
-                false
-            }
-        }
+        notification(method, params).is_some_and(|bytes| self.send(bytes))
     }
 
     /// Sets the framing once the reader decided it (`--framing auto`).
@@ -186,6 +210,19 @@ impl Outbox {
             drained.await;
         }
     }
+}
+
+/// A notification's compact JSON, or `None` (logged) when `params` cannot be serialized.
+fn notification(method: &str, params: &impl serde::Serialize) -> Option<Vec<u8>> {
+    let notification = Notification {
+        jsonrpc: "2.0",
+        method,
+        params,
+    };
+    // Straight to bytes: a `json!` value tree first would cost a third of a call's CPU.
+    exact_json(&notification)
+        .inspect_err(|error| tracing::error!("cannot serialize the {method} notification: {error}"))
+        .ok()
 }
 
 /// `value` as compact JSON in an allocation of exactly its size: serialized into a reused
@@ -221,100 +258,98 @@ where
     let (sender, receiver) = mpsc::unbounded_channel();
     let shared = Arc::new(Shared {
         framing: Mutex::new(framing),
+        deferred: Mutex::new(Vec::new()),
         dropped: Mutex::new(BTreeMap::new()),
         any_dropped: AtomicBool::new(false),
         queued_bytes: AtomicUsize::new(0),
         drained: Notify::new(),
         disconnected: CancellationToken::new(),
     });
-    let task = tokio::spawn(write_loop(receiver, output, shared.clone()));
+    let task = tokio::spawn(writer::write_loop(receiver, output, shared.clone()));
     (Outbox { sender, shared }, task)
-}
-
-/// Coalesces whatever is queued into one write, so a busy connection makes few syscalls.
-/// A message of [`COALESCE_LIMIT`] bytes or more is written from its own buffer after what
-/// was coalesced before it, never copied: a large result costs the host once, not twice,
-/// and the coalescing buffer never grows past twice the limit.
-async fn write_loop<W: AsyncWrite + Unpin>(
-    mut receiver: mpsc::UnboundedReceiver<Queued>,
-    mut output: W,
-    shared: Arc<Shared>,
-) {
-    let mut buffer = Vec::with_capacity(64 * 1024);
-    let mut tail = Vec::new();
-    let mut closing = false;
-    while !closing && let Some(first) = receiver.recv().await {
-        let Queued::Message(first) = first else { break };
-        buffer.clear();
-        tail.clear();
-        let framing = *shared.framing.lock();
-        let mut written = 0;
-        let mut large = None;
-        let mut next = Some(first);
-        while let Some(message) = next.take() {
-            written += message.len();
-            if message.len() >= COALESCE_LIMIT {
-                frame_prefix(framing, message.len(), &mut buffer);
-                frame_suffix(framing, &mut tail);
-                large = Some(message);
-                break;
-            }
-            encode_frame(framing, &message, &mut buffer);
-            if buffer.len() >= COALESCE_LIMIT {
-                break;
-            }
-            match receiver.try_recv() {
-                Ok(Queued::Message(message)) => next = Some(message),
-                Ok(Queued::Close) => closing = true,
-                Err(_) => {}
-            }
-        }
-        // Drops are reported when the queue has emptied, if no later notification did.
-        if receiver.is_empty()
-            && let Some(report) = shared.take_report()
-        {
-            encode_frame(framing, &report, &mut tail);
-        }
-        let failed = write_out(
-            &mut output,
-            [&buffer, large.as_deref().unwrap_or(&[]), &tail],
-        )
-        .await
-        .is_err();
-        drop(large);
-        shared.queued_bytes.fetch_sub(written, Ordering::Relaxed);
-        shared.drained.notify_waiters();
-        if failed {
-            tracing::warn!("stdout closed: the client is gone");
-            receiver.close();
-            shared.queued_bytes.store(0, Ordering::Relaxed);
-            shared.disconnected.cancel();
-            return;
-        }
-    }
-}
-
-/// Bytes a writer pass coalesces before it writes; a message this large is not copied.
-const COALESCE_LIMIT: usize = 1 << 20;
-
-/// Writes the non-empty parts in order, then flushes.
-async fn write_out<W: AsyncWrite + Unpin>(
-    output: &mut W,
-    parts: [&[u8]; 3],
-) -> std::io::Result<()> {
-    for part in parts {
-        if !part.is_empty() {
-            output.write_all(part).await?;
-        }
-    }
-    output.flush().await
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use tokio::io::AsyncReadExt;
+    use crate::transport::framing::encode_frame;
+    use crate::transport::writer::{COALESCE_LIMIT, FLUSH_PAUSE};
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+
+    /// An output that keeps each write apart.
+    #[derive(Clone, Default)]
+    struct Writes(Arc<Mutex<Vec<Vec<u8>>>>);
+
+    impl AsyncWrite for Writes {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            bytes: &[u8],
+        ) -> Poll<std::io::Result<usize>> {
+            self.0.lock().push(bytes.to_vec());
+            Poll::Ready(Ok(bytes.len()))
+        }
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_burst_of_observed_notifications_is_one_write_and_keeps_its_place() {
+        let writes = Writes::default();
+        let (outbox, writer) = spawn_writer(writes.clone(), Framing::Ndjson);
+        // The writer runs between them, as it would while a program dispatches.
+        for i in 0..50 {
+            assert!(outbox.notify_observed("code/dispatchEnd", &i));
+            tokio::task::yield_now().await;
+        }
+        assert!(
+            writes.0.lock().is_empty(),
+            "nothing is written before a pause"
+        );
+        assert!(outbox.send(b"{\"id\":1}".to_vec()));
+        assert!(outbox.notify_observed("code/dispatchEnd", &50));
+        outbox.close();
+        writer.await.unwrap();
+        let writes = writes.0.lock();
+        assert_eq!(writes.len(), 1, "one write for the burst and the response");
+        let text = String::from_utf8(writes[0].clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let expected: Vec<String> = (0..50)
+            .map(|i| format!(r#"{{"jsonrpc":"2.0","method":"code/dispatchEnd","params":{i}}}"#))
+            .chain([r#"{"id":1}"#.to_owned()])
+            .chain([r#"{"jsonrpc":"2.0","method":"code/dispatchEnd","params":50}"#.to_owned()])
+            .collect();
+        assert_eq!(lines, expected);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_lone_observed_notification_is_written_after_the_pause_and_a_response_at_once() {
+        let (output, input) = tokio::io::duplex(1 << 16);
+        let mut input = tokio::io::BufReader::new(input);
+        let (outbox, _writer) = spawn_writer(output, Framing::Ndjson);
+        let mut line = String::new();
+        let started = tokio::time::Instant::now();
+        assert!(outbox.notify_observed("code/log", &"alone"));
+        input.read_line(&mut line).await.unwrap();
+        assert_eq!(
+            line,
+            "{\"jsonrpc\":\"2.0\",\"method\":\"code/log\",\"params\":\"alone\"}\n"
+        );
+        assert!(started.elapsed() >= FLUSH_PAUSE);
+        let started = tokio::time::Instant::now();
+        assert!(outbox.send(b"{\"id\":2}".to_vec()));
+        line.clear();
+        input.read_line(&mut line).await.unwrap();
+        assert_eq!(line, "{\"id\":2}\n");
+        assert!(started.elapsed() < FLUSH_PAUSE, "a response does not wait");
+    }
 
     /// Everything the writer wrote once every outbox clone is gone.
     async fn written(send: impl FnOnce(&Outbox)) -> String {
