@@ -40,13 +40,7 @@ fn micros(mut samples: Vec<Duration>) -> (f64, f64) {
 #[test]
 #[ignore = "a timing, run by hand in release"]
 fn create_and_drop_cost() {
-    let startup = Startup::of_process().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while startup.snapshot().is_none() {
-        assert!(Instant::now() < deadline, "no snapshot within a minute");
-        // Waiting for the build, not timing: spinning would take a core the build needs.
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let startup = super::support::startup_with_snapshot();
     for _ in 0..WARM_UP {
         one_cycle(startup);
     }

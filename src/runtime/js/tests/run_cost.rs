@@ -54,13 +54,7 @@ fn one_run(startup: Startup, code: &'static str, idle: Duration) -> Duration {
 #[test]
 #[ignore = "a timing, run by hand in release"]
 fn trivial_run_cost() {
-    let startup = Startup::of_process().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while startup.snapshot().is_none() {
-        assert!(Instant::now() < deadline, "no snapshot within a minute");
-        // Waiting for the build, not timing: spinning would take a core the build needs.
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let startup = super::support::startup_with_snapshot();
     let cases = [
         ("return 1", Duration::ZERO),
         ("return 1", Duration::from_millis(1)),

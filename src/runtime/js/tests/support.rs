@@ -68,6 +68,21 @@ impl BindingHost for TestHost {
     }
 }
 
+/// The process's startup, once its snapshot is built (in the background, on first use).
+pub(super) fn startup_with_snapshot() -> crate::runtime::js::snapshot::Startup {
+    let startup = crate::runtime::js::snapshot::Startup::of_process().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while startup.snapshot().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no snapshot within a minute"
+        );
+        // Waiting for the background build, not timing: spinning would take a core it needs.
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    startup
+}
+
 pub(super) const LIMITS: RunLimits = RunLimits {
     compute_ms: 2_000,
     max_wall_ms: 10_000,

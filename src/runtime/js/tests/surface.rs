@@ -6,8 +6,6 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::time::{Duration, Instant};
-
 use crate::runtime::js::isolate::FreshIsolate;
 use crate::runtime::js::slot::ISOLATE_STACK_BYTES;
 use crate::runtime::js::snapshot::Startup;
@@ -83,13 +81,7 @@ fn surface(startup: Startup) -> String {
 
 #[test]
 fn programs_see_the_same_surface_from_the_snapshot_and_from_source_and_no_temporal() {
-    let startup = Startup::of_process().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while startup.snapshot().is_none() {
-        assert!(Instant::now() < deadline, "no snapshot within a minute");
-        // Waiting for the background build; nothing is timed.
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let startup = super::support::startup_with_snapshot();
     let restored = surface(startup);
     let bootstrapped = surface(startup.without_snapshot());
     assert!(restored.lines().count() > 1000, "{restored}");
