@@ -28,13 +28,17 @@ static RESIDENT_AFTER_LAST: AtomicUsize = AtomicUsize::new(0);
 /// Frees this thread's empty pages and returns every arena's free pages to the system, when
 /// resident memory grew [`GROWTH`] since the last time (or cannot be read).
 pub(super) fn release_freed_memory() {
-    let last = RESIDENT_AFTER_LAST.load(Ordering::Relaxed);
-    if resident().is_some_and(|now| now < last.saturating_add(GROWTH)) {
+    if !due(resident(), RESIDENT_AFTER_LAST.load(Ordering::Relaxed)) {
         return;
     }
     // SAFETY: `mi_collect` has no preconditions; it only walks the allocator's own structures.
     unsafe { libmimalloc_sys::mi_collect(true) };
     RESIDENT_AFTER_LAST.store(resident().unwrap_or(0), Ordering::Relaxed);
+}
+
+/// Whether to collect, `now` resident bytes (if they could be read) against `last`'s.
+fn due(now: Option<usize>, last: usize) -> bool {
+    now.is_none_or(|now| now >= last.saturating_add(GROWTH))
 }
 
 /// The process's resident bytes (`/proc/self/statm`: one read, no allocator walk).
@@ -52,12 +56,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn resident_memory_follows_a_large_allocation() {
-        let before = resident().unwrap();
-        let mut large = vec![0u8; 64 << 20];
-        large.iter_mut().step_by(4096).for_each(|byte| *byte = 1);
-        std::hint::black_box(&large);
-        let during = resident().unwrap();
-        assert!(during >= before + (32 << 20), "{before} -> {during}");
+    fn a_collection_is_due_after_enough_growth_or_when_memory_cannot_be_read() {
+        let mib = 1 << 20;
+        assert!(!due(Some(100 * mib), 100 * mib));
+        assert!(!due(Some(100 * mib + GROWTH - 1), 100 * mib));
+        assert!(due(Some(100 * mib + GROWTH), 100 * mib));
+        assert!(!due(Some(10 * mib), 100 * mib), "shrinking is not growth");
+        assert!(due(Some(GROWTH), 0), "the first collection");
+        assert!(due(None, 100 * mib));
+    }
+
+    #[test]
+    fn resident_bytes_are_what_the_kernel_reports() {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let kib: usize = status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap();
+        let ours = resident().unwrap();
+        // Two reads of a live process: other test threads may allocate between them.
+        assert!(ours.abs_diff(kib * 1024) < 16 << 20, "{ours} vs {kib} KiB");
+        assert!(ours > 1 << 20);
     }
 }
