@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::task::Poll;
 
 use deno_core::{JsRuntime, PollEventLoopOptions, RuntimeOptions, v8};
-use futures::FutureExt;
 
 use super::bridge::{self, Completion, RunScope};
 use super::guarded::GuardedRuntime;
+use super::harness_call::HarnessCall;
 use super::interrupt::EngineContext;
 use super::snapshot::Startup;
 use super::verdict::{self, Verdict};
@@ -174,7 +174,7 @@ impl FreshIsolate {
             Ok(program) => program,
             Err(error) => return Verdict::Failed(error),
         };
-        let mut call = control.busy(|| runtime.call_with_args(harness, &[program]));
+        let mut call = control.busy(|| HarnessCall::start(runtime, harness, &program));
         let options = PollEventLoopOptions::default();
         let answer = poll_fn(|cx| {
             control.busy(|| {
@@ -186,7 +186,7 @@ impl FreshIsolate {
                     if !finished.is_empty() {
                         deliver(runtime, settle, finished);
                     }
-                    if let Poll::Ready(answer) = call.poll_unpin(cx) {
+                    if let Some(answer) = call.answer(runtime) {
                         return Poll::Ready(answer.map_err(Verdict::Failed));
                     }
                     let idle = match runtime.poll_event_loop(cx, options) {
@@ -196,7 +196,7 @@ impl FreshIsolate {
                         Poll::Ready(Ok(())) => true,
                         Poll::Pending => false,
                     };
-                    if let Poll::Ready(answer) = call.poll_unpin(cx) {
+                    if let Some(answer) = call.answer(runtime) {
                         return Poll::Ready(answer.map_err(Verdict::Failed));
                     }
                     if scope.has_unpolled_tasks() {

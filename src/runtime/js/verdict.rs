@@ -42,9 +42,12 @@ pub(super) fn judge(
         }
     };
     match verdict {
-        // Only the heap limit terminates a run that was not stopped; an out-of-memory
-        // inside the harness's own settling leaves the program pending, not answered.
-        Verdict::NeverSettled | Verdict::Stopped if terminated => Err(heap_exceeded()),
+        // Only the heap limit terminates a run that was not stopped; whatever the harness
+        // managed to answer while the heap ran out (an out-of-memory it caught), the run
+        // failed by the heap limit.
+        Verdict::Answered(_) | Verdict::NeverSettled | Verdict::Stopped if terminated => {
+            Err(heap_exceeded())
+        }
         Verdict::Answered(answer) => read_answer(&answer, max_depth),
         Verdict::Failed(error) => Err(engine_failure(&error)),
         Verdict::LoopFailed(error) => match &*error.0 {

@@ -1,10 +1,9 @@
 //! Tests of the runtime through its public API: golden programs, hostile programs, and pool behavior.
 
-mod cost;
 mod golden;
 mod hostile;
+mod leftovers;
 mod lossless;
 mod pool;
-mod run_cost;
 mod support;
 mod surface;
