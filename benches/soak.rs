@@ -10,7 +10,8 @@
 //! long-lived host's RSS, open fds, threads and child processes are sampled; at the end,
 //! after the traffic stops and the host is idle again, each must be back at its level after
 //! warm-up (RSS within 32 MB), the short-lived hosts must all be gone with no process of
-//! theirs left, and every answer must have arrived.
+//! theirs left, nothing may be left in the hosts' `$TMPDIR`, and every answer must have
+//! arrived.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -31,9 +32,13 @@ fn main() -> anyhow::Result<()> {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1800u64);
-    let workspace = tempfile::tempdir()?;
+    let (workspace, tmp) = (tempfile::tempdir()?, tempfile::tempdir()?);
     std::fs::write(workspace.path().join("notes.txt"), "one\ntwo\nthree\n")?;
-    let mut host = Host::spawn(workspace.path())?;
+    let dirs = Dirs {
+        workspace: workspace.path(),
+        tmp: tmp.path(),
+    };
+    let mut host = Host::spawn(&dirs)?;
     for round in 0..10 {
         host.round(round)?;
     }
@@ -45,7 +50,7 @@ fn main() -> anyhow::Result<()> {
     while started.elapsed() < Duration::from_secs(seconds) {
         host.round(rounds)?;
         if rounds.is_multiple_of(10) {
-            leave(workspace.path(), rounds / 10)?;
+            leave(&dirs, rounds / 10)?;
             short_lived += 1;
         }
         rounds += 1;
@@ -61,6 +66,12 @@ fn main() -> anyhow::Result<()> {
     let end = host.settled(&baseline)?;
     println!("end (idle): {end}");
     host.finish()?;
+    // A SIGKILLed host's scratch root stays until another host makes a scratch dir.
+    leave(&dirs, 0)?;
+    let left: Vec<_> = std::fs::read_dir(dirs.tmp)?
+        .map(|entry| entry.map(|e| e.file_name()))
+        .collect::<Result<_, _>>()?;
+    ensure!(left.is_empty(), "left in the hosts' $TMPDIR: {left:?}");
     println!(
         "{rounds} rounds in {} s, {} short-lived hosts gone, nothing left: \
          RSS {} → {} KiB, fds {} → {}, threads {} → {}, children {} → {}",
@@ -152,6 +163,12 @@ fn binary() -> std::path::PathBuf {
         .unwrap_or_else(|| env!("CARGO_BIN_EXE_dsh-tools").into())
 }
 
+/// Where every host works, and its `$TMPDIR` (empty at the end).
+struct Dirs<'a> {
+    workspace: &'a std::path::Path,
+    tmp: &'a std::path::Path,
+}
+
 /// The config of every host: the file built-ins and `bash` in the workspace, Code Mode
 /// beside native tools, and a short compute budget for the hostile programs.
 fn config(workspace: &std::path::Path) -> Value {
@@ -172,9 +189,10 @@ struct Host {
 }
 
 impl Host {
-    fn spawn(workspace: &std::path::Path) -> anyhow::Result<Host> {
+    fn spawn(dirs: &Dirs) -> anyhow::Result<Host> {
         let mut child = Command::new(binary())
             .args(["serve", "--framing", "ndjson"])
+            .env("TMPDIR", dirs.tmp)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -202,7 +220,7 @@ impl Host {
         let initialized = host.request(
             "initialize",
             json!({ "protocolVersion": "1", "capabilities": { "executeTools": true },
-                    "config": config(workspace) }),
+                    "config": config(dirs.workspace) }),
         )?;
         ensure!(initialized.get("result").is_some(), "{initialized}");
         let registered = host.request(
@@ -373,8 +391,8 @@ fn exited(child: &mut Child) -> anyhow::Result<()> {
 /// Starts a host, runs one `read`, starts a `bash` command and, while it runs, leaves the
 /// host by EOF, a closed stdout or SIGKILL (by `which`); then waits until the host and
 /// every process it had are gone. Returns the host's pid.
-fn leave(workspace: &std::path::Path, which: u64) -> anyhow::Result<u32> {
-    let mut host = Host::spawn(workspace)?;
+fn leave(dirs: &Dirs, which: u64) -> anyhow::Result<u32> {
+    let mut host = Host::spawn(dirs)?;
     let pid = host.child.id();
     let read = host.execute("read", json!({ "file_path": "notes.txt" }))?;
     ensure!(read["isError"] == false, "read: {read}");

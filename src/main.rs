@@ -116,12 +116,21 @@ enum SandboxAction {
 }
 
 fn main() -> anyhow::Result<()> {
-    match run() {
+    let ran = run();
+    dsh_tools::process::remove_scratch_root();
+    match ran {
         // A reader that went away (`dsh-tools run … | head`) ends the output, as SIGPIPE
         // would end a C program: quietly, with 128 + SIGPIPE.
-        Err(error) if is_broken_pipe(&error) => std::process::exit(141),
+        Err(error) if is_broken_pipe(&error) => exit(141),
         other => other,
     }
+}
+
+/// Ends the process with `code`, removing the scratch dirs of calls still in flight (their
+/// tasks are never dropped: the runtime is shut down in the background).
+fn exit(code: i32) -> ! {
+    dsh_tools::process::remove_scratch_root();
+    std::process::exit(code)
 }
 
 fn is_broken_pipe(error: &anyhow::Error) -> bool {
@@ -179,7 +188,7 @@ fn run() -> anyhow::Result<()> {
                 serve(stdin, stdio::stdout(), options).await
             })?;
             runtime.shutdown_background();
-            std::process::exit(code);
+            exit(code);
         }
         Command::Run { file } => {
             // The file's extension picks the language: `.py` runs as Python, `.ts` as TypeScript.
@@ -197,7 +206,7 @@ fn run() -> anyhow::Result<()> {
                 cli::run_program(&file, &parsed, cli::on_terminate()).await
             })??;
             runtime.shutdown_background();
-            std::process::exit(code);
+            exit(code);
         }
         Command::Sdk { lang } => {
             let language = match lang.as_deref() {
@@ -246,7 +255,7 @@ fn run() -> anyhow::Result<()> {
             action: SandboxAction::Check { json },
         } => {
             let code = cli::sandbox::check(&parsed, json)?;
-            std::process::exit(code);
+            exit(code);
         }
         Command::GenerateProtocol { out } => {
             std::fs::create_dir_all(&out)?;

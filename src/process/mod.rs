@@ -3,13 +3,16 @@
 //! group is killed and its leader reaped on every path out, drop included. Each is tied to
 //! the host by a [`tether`] (a PID namespace whose keepers die with it), forked from the
 //! one [`spawner`] thread, and spawned with a [`sandbox::Confinement`] (possibly none)
-//! applied before it execs.
+//! applied before it execs. What they may write goes in a [`Scratch`] dir of the host's
+//! locked root, swept by the next host when this one dies without removing it.
 
 mod group;
 pub mod sandbox;
+mod scratch;
 mod spawner;
 mod syscalls;
 pub mod tether;
 
 pub use group::ProcessGroup;
 pub use sandbox::{Confinement, Sandbox};
+pub use scratch::{Scratch, remove_root as remove_scratch_root};

@@ -5,7 +5,7 @@
 
 use super::live::{LiveOutput, READ_BYTES};
 use super::spool::{Spool, Spooled};
-use crate::process::{ProcessGroup, Sandbox};
+use crate::process::{ProcessGroup, Sandbox, Scratch};
 use crate::spill::SpillStore;
 use crate::tool::{OutputStream, Progress, Signal, ToolError};
 use nix::sys::signal::Signal as UnixSignal;
@@ -14,7 +14,6 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::task::JoinHandle;
@@ -66,43 +65,6 @@ pub struct Keep {
     pub preview: usize,
 }
 
-/// A sandboxed command's `$TMPDIR`, removed with everything in it when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    /// A new directory of this process's. A name taken already is left alone and the next
-    /// one tried: a killed host whose pid this one reuses may have left its dirs behind.
-    fn create() -> std::io::Result<Scratch> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        Self::create_in(&std::env::temp_dir(), &NEXT)
-    }
-
-    fn create_in(root: &Path, next: &AtomicU64) -> std::io::Result<Scratch> {
-        loop {
-            let path = root.join(format!(
-                "dsh-tools-bash-{}-{}",
-                std::process::id(),
-                next.fetch_add(1, Ordering::Relaxed)
-            ));
-            match std::fs::create_dir(&path) {
-                Ok(()) => return Ok(Scratch(path)),
-                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(error) => return Err(error),
-            }
-        }
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if let Err(error) = std::fs::remove_dir_all(&self.0)
-            && error.kind() != std::io::ErrorKind::NotFound
-        {
-            tracing::warn!("could not remove {}: {error}", self.0.display());
-        }
-    }
-}
-
 /// Runs `bash -c command` in `cwd` with a scrubbed environment, confined by `sandbox`,
 /// reporting its output live to `progress` as it arrives.
 pub async fn run(
@@ -126,15 +88,15 @@ pub async fn run(
         .stderr(Stdio::piped());
     let scratch = match sandbox.is_off() {
         true => None,
-        false => Some(Scratch::create().map_err(|e| {
+        false => Some(Scratch::create("bash").map_err(|e| {
             ToolError::new(format!("cannot create the command's scratch dir: {e}"))
         })?),
     };
     if let Some(scratch) = &scratch {
-        shell.env("TMPDIR", &scratch.0);
+        shell.env("TMPDIR", scratch.path());
     }
     let confinement = sandbox
-        .confine(scratch.as_ref().map(|s| s.0.as_path()))
+        .confine(scratch.as_ref().map(Scratch::path))
         .map_err(|e| ToolError::new(format!("cannot sandbox bash: {e}")))?;
     let mut group = ProcessGroup::spawn(&mut shell, &confinement)
         .map_err(|e| ToolError::new(format!("cannot start bash: {e}")))?;
@@ -170,7 +132,7 @@ pub async fn run(
         ending,
         stdout,
         stderr,
-        scratch: scratch.as_ref().map(|s| s.0.clone()),
+        scratch: scratch.as_ref().map(|s| s.path().to_owned()),
     })
 }
 
@@ -242,23 +204,4 @@ pub fn signal_name(raw: i32) -> String {
     UnixSignal::try_from(raw)
         .map(|signal| signal.as_str().to_owned())
         .unwrap_or_else(|_| format!("signal {raw}"))
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_scratch_name_left_by_an_earlier_process_is_skipped() {
-        let root = std::env::temp_dir().join(format!("dsh-scratch-test-{}", std::process::id()));
-        std::fs::create_dir_all(&root).unwrap();
-        let stale = root.join(format!("dsh-tools-bash-{}-0", std::process::id()));
-        std::fs::create_dir_all(&stale).unwrap();
-        let scratch = Scratch::create_in(&root, &AtomicU64::new(0)).unwrap();
-        assert_ne!(scratch.0, stale);
-        assert!(scratch.0.is_dir() && stale.is_dir());
-        drop(scratch);
-        std::fs::remove_dir_all(&root).unwrap();
-    }
 }

@@ -8,13 +8,12 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::sys::resource::{Resource, setrlimit};
 use tokio::net::unix::pipe;
 use tokio::process::Command;
 
-use crate::process::{ProcessGroup, Sandbox};
+use crate::process::{ProcessGroup, Sandbox, Scratch};
 
 /// The isolate-side half of the runtime, run with `-c`.
 const BOOTSTRAP: &str = include_str!("bootstrap.py");
@@ -32,17 +31,13 @@ pub(super) struct Interpreter {
     /// Taken by the run.
     pub to_child: Option<pipe::Sender>,
     pub from_child: Option<pipe::Receiver>,
-    scratch: PathBuf,
+    /// Removed after the kill (fields drop after `drop` runs).
+    _scratch: Scratch,
 }
 
 impl Drop for Interpreter {
     fn drop(&mut self) {
         self.process.kill();
-        if let Err(error) = std::fs::remove_dir_all(&self.scratch)
-            && error.kind() != io::ErrorKind::NotFound
-        {
-            tracing::warn!("could not remove {}: {error}", self.scratch.display());
-        }
     }
 }
 
@@ -92,13 +87,7 @@ pub(super) fn spawn(
     max_heap_mb: u64,
     sandbox: &Sandbox,
 ) -> io::Result<Interpreter> {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let scratch = std::env::temp_dir().join(format!(
-        "dsh-tools-py-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir(&scratch)?;
+    let scratch = Scratch::create("py")?;
     let (child_reads, host_writes) = io::pipe()?;
     let (host_reads, child_writes) = io::pipe()?;
     let (read_fd, write_fd) = (child_reads.as_raw_fd(), child_writes.as_raw_fd());
@@ -108,7 +97,7 @@ pub(super) fn spawn(
     command
         .args(["-I", "-B", "-c", BOOTSTRAP])
         .env_clear()
-        .current_dir(&scratch)
+        .current_dir(scratch.path())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -136,16 +125,10 @@ pub(super) fn spawn(
         });
     }
     let spawned = sandbox
-        .confine(Some(&scratch))
+        .confine(Some(scratch.path()))
         .and_then(|confinement| ProcessGroup::spawn(&mut command, &confinement));
     drop((child_reads, child_writes));
-    let process = match spawned {
-        Ok(process) => process,
-        Err(error) => {
-            let _ = std::fs::remove_dir_all(&scratch);
-            return Err(error);
-        }
-    };
+    let process = spawned?;
     let pid = process
         .program_pid()
         .ok_or_else(|| io::Error::other("the interpreter has no pid"))?;
@@ -154,7 +137,7 @@ pub(super) fn spawn(
         pid,
         to_child: Some(pipe::Sender::from_owned_fd(OwnedFd::from(host_writes))?),
         from_child: Some(pipe::Receiver::from_owned_fd(OwnedFd::from(host_reads))?),
-        scratch,
+        _scratch: scratch,
     })
 }
 

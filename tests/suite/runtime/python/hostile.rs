@@ -243,7 +243,10 @@ fn a_fork_bomb_is_contained_by_the_process_group_kill() {
         head,
         "code run failed (timeout): wall-clock budget of 1500 ms exhausted"
     );
-    assert!(scratch.contains("dsh-tools-py-"), "{scratch}");
+    assert!(
+        scratch.contains("dsh-tools-scratch-") && scratch.contains("/py-"),
+        "{scratch}"
+    );
     assert_eq!(
         survivors_working_in(scratch),
         Vec::<u32>::new(),

@@ -1,0 +1,114 @@
+//! What a host's children may write (a `bash` command's `$TMPDIR`, a Python interpreter's
+//! working directory) goes in scratch dirs under one root per host in the host's `$TMPDIR`,
+//! and none of it stays: a host that exits while a command runs removes its root, and the
+//! root of a SIGKILLed host is swept by the next host that makes a scratch dir.
+
+#![allow(clippy::unwrap_used)]
+
+use crate::support::mcp::{Binary, descendants};
+use serde_json::json;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Names in `dir`, sorted.
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A host whose `$TMPDIR` is `tmp`, with `bash` and Python Code Mode on, a Python run done
+/// (so that a warm interpreter waits in its scratch dir) and `sleep 300` running in `bash`.
+fn host_with_a_command_running(tmp: &Path, workspace: &Path) -> Binary {
+    let mut host = Binary::serve_with_env(
+        json!({
+            "builtins": { "bash": { "cwd": workspace.display().to_string() } },
+            "codeRuntime": { "languages": ["python"], "poolSize": 1 }
+        }),
+        &[("TMPDIR", tmp.to_str().unwrap())],
+    );
+    host.request("agents/open", json!({ "agent": "py" }));
+    host.request(
+        "tools/presentAs",
+        json!({ "agent": "py", "mode": "code", "language": "python" }),
+    );
+    let ran = host.request(
+        "tools/execute",
+        json!({ "callId": "p", "name": "run_code", "agent": "py",
+                "arguments": { "code": "return 1", "description": "warm up" } }),
+    );
+    assert_eq!(ran["result"]["isError"], false, "{ran}");
+    host.send(
+        &json!({ "jsonrpc": "2.0", "id": "long", "method": "tools/execute",
+        "params": { "callId": "c", "name": "bash", "arguments": { "command": "sleep 300" } } }),
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !descendants(host.pid())
+        .iter()
+        .any(|(_, command)| command.contains("sleep 300"))
+    {
+        assert!(Instant::now() < deadline, "the command did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    host
+}
+
+/// The scratch dirs under the one root in `tmp` (which must be the only entry).
+fn scratch_dirs(tmp: &Path) -> Vec<String> {
+    let roots = entries(tmp);
+    assert_eq!(roots.len(), 1, "{roots:?}");
+    assert!(roots[0].starts_with("dsh-tools-scratch-"), "{roots:?}");
+    entries(&tmp.join(&roots[0]))
+}
+
+#[test]
+fn a_host_that_exits_while_a_command_runs_leaves_nothing_in_its_tmpdir() {
+    let (tmp, workspace) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut host = host_with_a_command_running(tmp.path(), workspace.path());
+    let inside = scratch_dirs(tmp.path());
+    assert!(
+        inside.iter().any(|n| n.starts_with("bash-"))
+            && inside.iter().any(|n| n.starts_with("py-")),
+        "{inside:?}"
+    );
+    host.close_stdin();
+    host.wait();
+    assert_eq!(entries(tmp.path()), Vec::<String>::new());
+}
+
+#[test]
+fn the_scratch_root_of_a_sigkilled_host_is_swept_by_the_next_host() {
+    let (tmp, workspace) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut killed = host_with_a_command_running(tmp.path(), workspace.path());
+    let left = entries(tmp.path());
+    killed.child.kill().unwrap();
+    killed.child.wait().unwrap();
+    assert_eq!(
+        entries(tmp.path()),
+        left,
+        "nothing removes it but the next host"
+    );
+
+    let mut next = Binary::serve_with_env(
+        json!({ "builtins": { "bash": { "cwd": workspace.path().display().to_string() } } }),
+        &[("TMPDIR", tmp.path().to_str().unwrap())],
+    );
+    let echoed = next.request(
+        "tools/execute",
+        json!({ "callId": "e", "name": "bash", "arguments": { "command": "echo $TMPDIR" } }),
+    );
+    assert_eq!(echoed["result"]["isError"], false, "{echoed}");
+    let roots = entries(tmp.path());
+    assert_eq!(roots.len(), 1, "{roots:?}");
+    assert_ne!(roots, left, "the killed host's root was kept");
+    assert!(
+        roots[0].starts_with(&format!("dsh-tools-scratch-{}-", next.pid())),
+        "{roots:?}"
+    );
+    next.close_stdin();
+    next.wait();
+    assert_eq!(entries(tmp.path()), Vec::<String>::new());
+}
