@@ -1196,6 +1196,7 @@ struct JSObject {
     uint8_t is_uncatchable_error : 1; /* if true, error is not catchable */
     uint8_t tmp_mark : 1; /* used in JS_WriteObjectRec() */
     uint8_t is_HTMLDDA : 1; /* specific annex B IsHtmlDDA behavior */
+    uint8_t collect_mark : 1; /* visited by v82jsc_snapshot_capture_intrinsics */
     uint16_t class_id; /* see JS_CLASS_x */
     /* byte offsets: 16/24 */
     JSShape *shape; /* prototype and property names + flag */
@@ -3550,6 +3551,21 @@ static int JS_ResizeAtomHash(JSRuntime *rt, int new_hash_size)
     rt->atom_count_resize = JS_ATOM_COUNT_RESIZE(new_hash_size);
     //    JS_DumpAtoms(rt);
     return 0;
+}
+
+/* Grows the atom hash once for `extra` more atoms. A snapshot's atom table (thousands
+   of names) otherwise grew a new runtime's hash step by step, rehashing every atom each
+   time: about 4 % of a restore. */
+static int JS_ReserveAtomHash(JSRuntime *rt, uint32_t extra)
+{
+    uint64_t need = (uint64_t)rt->atom_count + extra;
+    int size = rt->atom_hash_size;
+
+    while ((uint64_t)JS_ATOM_COUNT_RESIZE(size) <= need && size < (1 << 30))
+        size *= 2;
+    if (size == rt->atom_hash_size)
+        return 0;
+    return JS_ResizeAtomHash(rt, size);
 }
 
 static int JS_InitAtoms(JSRuntime *rt)
@@ -6344,6 +6360,7 @@ static JSValue JS_NewObjectFromShape(JSContext *ctx, JSShape *sh, JSClassID clas
     p->is_uncatchable_error = 0;
     p->tmp_mark = 0;
     p->is_HTMLDDA = 0;
+    p->collect_mark = 0;
     p->is_prototype = 0;
     p->first_weak_ref = NULL;
     p->u.opaque = NULL;
@@ -40723,7 +40740,10 @@ typedef struct JSSnapshotIntrinsicCollector {
     JSContext *ctx;
     JSValue registry;
     JSObject *registry_object;
-    JSObjectList visited;
+    /* Objects marked visited (`collect_mark`), to unmark when the walk ends. */
+    JSObject **visited;
+    int visited_count;
+    int visited_size;
     JSObjectList registered;
     uint32_t next_index;
 } JSSnapshotIntrinsicCollector;
@@ -40753,22 +40773,15 @@ static void JS_RegisterSnapshotCFunction(JSSnapshotIntrinsicCollector *s,
 {
     JSValue value;
     JSObject *p;
-    int64_t count = 0;
-    uint32_t i;
+    int i;
 
-    if (JS_GetLength(s->ctx, s->registry, &count) < 0)
-        return;
-    for (i = 0; i < (uint32_t)count; i++) {
-        value = JS_GetPropertyUint32(s->ctx, s->registry, i);
-        if (JS_VALUE_GET_TAG(value) == JS_TAG_OBJECT) {
-            p = JS_VALUE_GET_OBJ(value);
-            if (p->class_id == JS_CLASS_C_FUNCTION &&
-                p->u.cfunc.c_function.generic == func) {
-                JS_FreeValue(s->ctx, value);
-                return;
-            }
-        }
-        JS_FreeValue(s->ctx, value);
+    /* `registered` holds every registry entry: scanning it is the same test as
+       reading the registry back element by element, without the property reads. */
+    for (i = 0; i < s->registered.object_count; i++) {
+        p = s->registered.object_tab[i].obj;
+        if (p->class_id == JS_CLASS_C_FUNCTION &&
+            p->u.cfunc.c_function.generic == func)
+            return;
     }
     value = JS_NewCFunction(s->ctx, func, name, length);
     JS_RegisterSnapshotIntrinsic(s, value);
@@ -40776,27 +40789,29 @@ static void JS_RegisterSnapshotCFunction(JSSnapshotIntrinsicCollector *s,
 }
 
 static void JS_CollectSnapshotIntrinsics(JSSnapshotIntrinsicCollector *s,
-                                         JSValueConst value, int depth)
+                                         JSValueConst value, int depth);
+
+/* Visits a value held by a property: a reference is taken for the walk, because
+   instantiating a lazy property may run code. */
+static void JS_CollectSnapshotChild(JSSnapshotIntrinsicCollector *s,
+                                    JSValueConst value, int depth)
+{
+    if (JS_VALUE_GET_TAG(value) != JS_TAG_OBJECT)
+        return;
+    value = js_dup(value);
+    JS_CollectSnapshotIntrinsics(s, value, depth);
+    JS_FreeValue(s->ctx, value);
+}
+
+/* The own properties of an exotic object other than a fast array, through its
+   handlers (the generic, slower way). */
+static void JS_CollectSnapshotExoticProperties(JSSnapshotIntrinsicCollector *s,
+                                               JSValueConst value, int depth)
 {
     JSPropertyDescriptor desc;
     JSPropertyEnum *props = NULL;
-    JSObject *p;
-    JSValue proto;
     uint32_t len = 0, i;
     int ret;
-
-    if (JS_VALUE_GET_TAG(value) != JS_TAG_OBJECT || depth > 64)
-        return;
-    p = JS_VALUE_GET_OBJ(value);
-    if (p == s->registry_object ||
-        js_object_list_find(s->ctx, &s->visited, p) >= 0)
-        return;
-    if (js_object_list_add(s->ctx, &s->visited, p))
-        return;
-
-    if (p->class_id == JS_CLASS_C_FUNCTION ||
-        p->class_id == JS_CLASS_C_FUNCTION_DATA)
-        JS_RegisterSnapshotIntrinsic(s, value);
 
     ret = JS_GetOwnPropertyNames(s->ctx, &props, &len, value,
                                  JS_GPN_STRING_MASK | JS_GPN_SYMBOL_MASK |
@@ -40804,7 +40819,7 @@ static void JS_CollectSnapshotIntrinsics(JSSnapshotIntrinsicCollector *s,
     if (ret < 0) {
         JSValue exc = JS_GetException(s->ctx);
         JS_FreeValue(s->ctx, exc);
-        goto proto;
+        return;
     }
     for (i = 0; i < len; i++) {
         memset(&desc, 0, sizeof(desc));
@@ -40813,9 +40828,9 @@ static void JS_CollectSnapshotIntrinsics(JSSnapshotIntrinsicCollector *s,
         desc.setter = JS_UNDEFINED;
         ret = JS_GetOwnProperty(s->ctx, &desc, value, props[i].atom);
         if (ret > 0) {
-            JS_CollectSnapshotIntrinsics(s, desc.value, depth + 1);
-            JS_CollectSnapshotIntrinsics(s, desc.getter, depth + 1);
-            JS_CollectSnapshotIntrinsics(s, desc.setter, depth + 1);
+            JS_CollectSnapshotIntrinsics(s, desc.value, depth);
+            JS_CollectSnapshotIntrinsics(s, desc.getter, depth);
+            JS_CollectSnapshotIntrinsics(s, desc.setter, depth);
             JS_FreeValue(s->ctx, desc.value);
             JS_FreeValue(s->ctx, desc.getter);
             JS_FreeValue(s->ctx, desc.setter);
@@ -40825,6 +40840,80 @@ static void JS_CollectSnapshotIntrinsics(JSSnapshotIntrinsicCollector *s,
         }
     }
     js_free_prop_enum(s->ctx, props, len);
+}
+
+/* Registers every native function and intrinsic reachable from `value`. Ordinary
+   objects are read at the shape level, in shape order (the elements of a fast array
+   first), instantiating lazy properties on the way: enumerating names and reading a
+   descriptor per name cost a quarter of each new context's creation. The order only
+   has to be the same wherever the walk runs, and it is: the snapshot is written and
+   read by this code. */
+static void JS_CollectSnapshotIntrinsics(JSSnapshotIntrinsicCollector *s,
+                                         JSValueConst value, int depth)
+{
+    JSShapeProperty *prs;
+    JSProperty *pr;
+    JSObject *p;
+    JSValue proto;
+    uint32_t i;
+
+    if (JS_VALUE_GET_TAG(value) != JS_TAG_OBJECT || depth > 64)
+        return;
+    p = JS_VALUE_GET_OBJ(value);
+    if (p == s->registry_object || p->collect_mark)
+        return;
+    if (s->visited_count == s->visited_size &&
+        js_resize_array(s->ctx, (void **)&s->visited, sizeof(s->visited[0]),
+                        &s->visited_size, max_int(s->visited_count + 1, 1024)))
+        return;
+    s->visited[s->visited_count++] = p;
+    p->collect_mark = 1;
+
+    if (p->class_id == JS_CLASS_C_FUNCTION ||
+        p->class_id == JS_CLASS_C_FUNCTION_DATA)
+        JS_RegisterSnapshotIntrinsic(s, value);
+
+    if (p->is_exotic && !p->fast_array) {
+        JS_CollectSnapshotExoticProperties(s, value, depth + 1);
+        goto proto;
+    }
+    if (p->fast_array && p->class_id <= JS_CLASS_ARGUMENTS) {
+        for (i = 0; i < p->u.array.count; i++)
+            JS_CollectSnapshotChild(s, p->u.array.u.values[i], depth + 1);
+    }
+    /* The shape is read again after each visit: instantiating a property, here or
+       below, may replace it (never reorder it). */
+    for (i = 0; i < p->shape->prop_count; i++) {
+        prs = get_shape_prop(p->shape) + i;
+        if (prs->atom == JS_ATOM_NULL)
+            continue; /* deleted */
+        pr = &p->prop[i];
+        switch (prs->flags & JS_PROP_TMASK) {
+        case JS_PROP_AUTOINIT:
+            if (JS_AutoInitProperty(s->ctx, p, prs->atom, pr, prs)) {
+                JSValue exc = JS_GetException(s->ctx);
+                JS_FreeValue(s->ctx, exc);
+                continue;
+            }
+            JS_CollectSnapshotChild(s, p->prop[i].u.value, depth + 1);
+            break;
+        case JS_PROP_GETSET:
+            if (pr->u.getset.getter)
+                JS_CollectSnapshotChild(
+                    s, JS_MKPTR(JS_TAG_OBJECT, pr->u.getset.getter), depth + 1);
+            pr = &p->prop[i];
+            if (pr->u.getset.setter)
+                JS_CollectSnapshotChild(
+                    s, JS_MKPTR(JS_TAG_OBJECT, pr->u.getset.setter), depth + 1);
+            break;
+        case JS_PROP_VARREF:
+            JS_CollectSnapshotChild(s, *pr->u.var_ref->pvalue, depth + 1);
+            break;
+        default:
+            JS_CollectSnapshotChild(s, pr->u.value, depth + 1);
+            break;
+        }
+    }
 
  proto:
     proto = p->shape->proto ?
@@ -40852,7 +40941,6 @@ void v82jsc_snapshot_capture_intrinsics(JSContext *ctx, JSValue registry)
         return;
     }
     s.next_index = length;
-    js_object_list_init(&s.visited);
     js_object_list_init(&s.registered);
     for (i = 0; i < (uint32_t)length; i++) {
         value = JS_GetPropertyUint32(ctx, registry, i);
@@ -40892,7 +40980,9 @@ void v82jsc_snapshot_capture_intrinsics(JSContext *ctx, JSValue registry)
     JS_RegisterSnapshotCFunction(
         &s, js_getOwnPropertyKeys, "getOwnPropertyKeys", 1);
 
-    js_object_list_end(ctx, &s.visited);
+    for (i = 0; i < (uint32_t)s.visited_count; i++)
+        s.visited[i]->collect_mark = 0;
+    js_free(ctx, s.visited);
     js_object_list_end(ctx, &s.registered);
 }
 
@@ -44267,6 +44357,8 @@ static int JS_ReadObjectAtoms(BCReaderState *s)
 
     bc_read_trace(s, "%u atom indexes {\n", s->idx_to_atom_count);
 
+    if (JS_ReserveAtomHash(s->ctx->rt, s->idx_to_atom_count))
+        return s->error_state = -1;
     if (s->idx_to_atom_count != 0) {
         s->idx_to_atom = js_mallocz(s->ctx, s->idx_to_atom_count *
                                     sizeof(s->idx_to_atom[0]));
