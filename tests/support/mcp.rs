@@ -394,6 +394,22 @@ impl Binary {
         }
     }
 
+    /// Opens agent `py` in Python Code Mode and runs `return 1` in it, which leaves a warm
+    /// interpreter behind (the pool refills after each run).
+    pub fn warm_a_python_interpreter(&mut self) {
+        self.request("agents/open", json!({ "agent": "py" }));
+        self.request(
+            "tools/presentAs",
+            json!({ "agent": "py", "mode": "code", "language": "python" }),
+        );
+        let ran = self.request(
+            "tools/execute",
+            json!({ "callId": "p", "name": "run_code", "agent": "py",
+                    "arguments": { "code": "return 1", "description": "warm up" } }),
+        );
+        assert_eq!(ran["result"]["isError"], false, "{ran}");
+    }
+
     /// Closes stdin (EOF).
     pub fn close_stdin(&mut self) {
         self.stdin = None;

@@ -30,17 +30,7 @@ fn host_with_a_command_running(tmp: &Path, workspace: &Path) -> Binary {
         }),
         &[("TMPDIR", tmp.to_str().unwrap())],
     );
-    host.request("agents/open", json!({ "agent": "py" }));
-    host.request(
-        "tools/presentAs",
-        json!({ "agent": "py", "mode": "code", "language": "python" }),
-    );
-    let ran = host.request(
-        "tools/execute",
-        json!({ "callId": "p", "name": "run_code", "agent": "py",
-                "arguments": { "code": "return 1", "description": "warm up" } }),
-    );
-    assert_eq!(ran["result"]["isError"], false, "{ran}");
+    host.warm_a_python_interpreter();
     host.send(
         &json!({ "jsonrpc": "2.0", "id": "long", "method": "tools/execute",
         "params": { "callId": "c", "name": "bash", "arguments": { "command": "sleep 300" } } }),

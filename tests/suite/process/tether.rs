@@ -57,18 +57,7 @@ fn host_with_every_kind_of_child(
         env,
     );
     host.wait_for_status(all_running);
-    // A Python run leaves a warm interpreter behind (the pool refills after each run).
-    host.request("agents/open", json!({ "agent": "py" }));
-    host.request(
-        "tools/presentAs",
-        json!({ "agent": "py", "mode": "code", "language": "python" }),
-    );
-    let ran = host.request(
-        "tools/execute",
-        json!({ "callId": "p", "name": "run_code", "agent": "py",
-                "arguments": { "code": "return 1", "description": "warm up" } }),
-    );
-    assert_eq!(ran["result"]["isError"], false, "{ran}");
+    host.warm_a_python_interpreter();
     host.send(&json!({ "jsonrpc": "2.0", "id": "escaping", "method": "tools/execute",
         "params": { "callId": "c", "name": "bash", "arguments": { "command": escaping(marker) } } }));
     assert!(
