@@ -16,6 +16,8 @@
 //!
 //! `cargo bench --bench stdio_code_mode` (cargo builds `dsh-tools` with the bench profile);
 //! `BENCH_RUNS=<n>` sets the samples of the trivial scenarios (default 60),
+//! `BENCH_CALL_RUNS=<n>` those of the 1,000-call scenarios (default 30, taken in turn in-process
+//! and over stdio with each event level),
 //! `DSH_BENCH_HOST=<executable>` measures another build of the host.
 
 #![allow(
@@ -251,73 +253,66 @@ fn starts(workspace: &Path, rows: &mut Vec<Row>) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn calls_over_stdio(
-    workspace: &Path,
-    events: &'static str,
-    rows: &mut Vec<Row>,
-) -> anyhow::Result<()> {
-    let mut host = Host::ready(workspace, events)?;
-    for (name, program) in [
-        ("sequential", sequential_reads()),
-        ("parallel", parallel_reads()),
-    ] {
-        host.run(&program)?;
-        let mut samples = Vec::new();
-        for _ in 0..10 {
-            std::thread::sleep(SPACING);
-            let started = Instant::now();
-            host.run(&program)?;
-            samples.push(ms(started));
-        }
-        rows.push(Row {
-            scenario: format!("{CALLS} {name} `read` calls"),
-            place: if events == "full" {
-                "over stdio, events full"
-            } else {
-                "over stdio, events summary"
-            },
-            samples,
-        });
-    }
-    host.close();
-    Ok(())
+/// Code Mode in this process, through `ToolRuntime::execute` with the same built-ins.
+struct InProcess {
+    tokio: tokio::runtime::Runtime,
+    tools: std::sync::Arc<dsh_tools::ToolRuntime>,
 }
 
-async fn in_process(workspace: &Path, runs: usize, rows: &mut Vec<Row>) -> anyhow::Result<()> {
-    let config: HostConfig = serde_json::from_value(json!({
-        "tools": { "mode": "code" },
-        "builtins": { "fs": { "root": workspace } }
-    }))?;
-    let runtime = dsh_tools::ToolRuntime::new(&config);
-    let code = dsh_tools::code_mode::CodeMode::install(&runtime, config.code_runtime.clone())?;
-    dsh_tools::builtins::register_builtins(&runtime, &config.builtins, &config.sandbox)?;
-    code.prewarm().await?;
-    let run = |program: String| {
-        let runtime = runtime.clone();
-        async move {
-            let arguments = json!({ "code": program, "description": "bench" });
-            let result = runtime
-                .execute(ToolExecutionInput::new("bench", "run_code", arguments))
-                .await;
-            assert!(!result.is_error(), "{}", result.text());
+impl InProcess {
+    fn ready(workspace: &Path) -> anyhow::Result<InProcess> {
+        let config: HostConfig = serde_json::from_value(json!({
+            "tools": { "mode": "code" },
+            "builtins": { "fs": { "root": workspace } }
+        }))?;
+        let tokio = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .thread_stack_size(32 << 20)
+            .build()?;
+        let _inside = tokio.enter();
+        let tools = dsh_tools::ToolRuntime::new(&config);
+        let code = dsh_tools::code_mode::CodeMode::install(&tools, config.code_runtime.clone())?;
+        dsh_tools::builtins::register_builtins(&tools, &config.builtins, &config.sandbox)?;
+        tokio.block_on(code.prewarm())?;
+        Ok(InProcess { tokio, tools })
+    }
+
+    /// Runs `program` and checks it succeeded.
+    fn run(&self, program: &str) -> anyhow::Result<()> {
+        let arguments = json!({ "code": program, "description": "bench" });
+        let result = self.tokio.block_on(
+            self.tools
+                .execute(ToolExecutionInput::new("bench", "run_code", arguments)),
+        );
+        if result.is_error() {
+            bail!("{program}: {}", result.text());
         }
-    };
-    let mut spaced = Vec::new();
+        Ok(())
+    }
+}
+
+/// Times `run` after a pause, as an agent spaces its runs.
+fn spaced(run: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<f64> {
+    std::thread::sleep(SPACING);
+    let started = Instant::now();
+    run()?;
+    Ok(ms(started))
+}
+
+fn trivial_in_process(code: &InProcess, runs: usize, rows: &mut Vec<Row>) -> anyhow::Result<()> {
+    let mut samples = Vec::new();
     for _ in 0..runs {
-        tokio::time::sleep(SPACING).await;
-        let started = Instant::now();
-        run("return 1".into()).await;
-        spaced.push(ms(started));
+        samples.push(spaced(|| code.run("return 1"))?);
     }
     rows.push(Row {
         scenario: "trivial run, spaced 100 ms".into(),
         place: "in-process",
-        samples: spaced,
+        samples,
     });
     let mut back_to_back = Vec::new();
     for _ in 0..runs {
         let started = Instant::now();
-        run("return 1".into()).await;
+        code.run("return 1")?;
         back_to_back.push(ms(started));
     }
     rows.push(Row {
@@ -325,24 +320,48 @@ async fn in_process(workspace: &Path, runs: usize, rows: &mut Vec<Row>) -> anyho
         place: "in-process",
         samples: back_to_back,
     });
+    Ok(())
+}
+
+/// 1,000 binding calls in one program, in-process and over stdio with events `full` and
+/// `summary`, one sample of each in turn: the three places see the same machine, so their
+/// ratio does not carry the drift of a 2-core VM between phases of the run.
+fn calls(
+    workspace: &Path,
+    code: &InProcess,
+    samples: usize,
+    rows: &mut Vec<Row>,
+) -> anyhow::Result<()> {
+    let mut full = Host::ready(workspace, "full")?;
+    let mut summary = Host::ready(workspace, "summary")?;
     for (name, program) in [
         ("sequential", sequential_reads()),
         ("parallel", parallel_reads()),
     ] {
-        run(program.clone()).await;
-        let mut samples = Vec::new();
-        for _ in 0..10 {
-            tokio::time::sleep(SPACING).await;
-            let started = Instant::now();
-            run(program.clone()).await;
-            samples.push(ms(started));
+        code.run(&program)?;
+        full.run(&program)?;
+        summary.run(&program)?;
+        let mut times: [Vec<f64>; 3] = Default::default();
+        for _ in 0..samples {
+            times[0].push(spaced(|| code.run(&program))?);
+            times[1].push(spaced(|| full.run(&program).map(drop))?);
+            times[2].push(spaced(|| summary.run(&program).map(drop))?);
         }
-        rows.push(Row {
-            scenario: format!("{CALLS} {name} `read` calls"),
-            place: "in-process",
-            samples,
-        });
+        let places = [
+            "in-process",
+            "over stdio, events full",
+            "over stdio, events summary",
+        ];
+        for (place, samples) in places.into_iter().zip(times) {
+            rows.push(Row {
+                scenario: format!("{CALLS} {name} `read` calls"),
+                place,
+                samples,
+            });
+        }
     }
+    full.close();
+    summary.close();
     Ok(())
 }
 
@@ -399,31 +418,48 @@ fn reference(runs: usize) -> anyhow::Result<Vec<(String, f64, f64, f64)>> {
     Ok(rows)
 }
 
-fn main() -> anyhow::Result<()> {
-    let runs: usize = std::env::var("BENCH_RUNS")
+/// Each over-stdio median ÷ the in-process median of the same scenario.
+fn print_ratios(medians: &[(String, &str, f64)]) {
+    for (scenario, place, median) in medians {
+        let in_process = medians
+            .iter()
+            .find(|(other, at, _)| other == scenario && *at == "in-process");
+        if let Some((_, _, base)) = in_process.filter(|_| place.starts_with("over stdio")) {
+            println!("{scenario}, {place} ÷ in-process: {:.2}×", median / base);
+        }
+    }
+}
+
+/// A sample count from the environment, or `default`.
+fn samples_from(variable: &str, default: usize) -> usize {
+    std::env::var(variable)
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(60);
+        .filter(|&n| n > 0)
+        .unwrap_or(default)
+}
+
+fn main() -> anyhow::Result<()> {
+    let runs = samples_from("BENCH_RUNS", 60);
+    let call_runs = samples_from("BENCH_CALL_RUNS", 30);
     let workspace = tempfile::tempdir()?;
     std::fs::write(workspace.path().join("notes.txt"), "one\ntwo\nthree\n")?;
     let mut rows = Vec::new();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_stack_size(32 << 20)
-        .build()?;
-    runtime.block_on(in_process(workspace.path(), runs, &mut rows))?;
-    drop(runtime);
+    let code = InProcess::ready(workspace.path())?;
+    trivial_in_process(&code, runs, &mut rows)?;
     trivial_over_stdio(workspace.path(), runs, &mut rows)?;
     starts(workspace.path(), &mut rows)?;
-    calls_over_stdio(workspace.path(), "full", &mut rows)?;
-    calls_over_stdio(workspace.path(), "summary", &mut rows)?;
+    calls(workspace.path(), &code, call_runs, &mut rows)?;
+    drop(code);
     let anchor = anchor(runs.min(30));
     let reference = reference(runs.min(30))?;
     println!("| scenario | where | median ms | p90 ms | max ms |");
     println!("|---|---|---|---|---|");
+    let mut medians = Vec::new();
     for row in rows {
         let samples = row.samples.len();
         let (median, p90, max) = spread(row.samples);
+        medians.push((row.scenario.clone(), row.place, median));
         eprintln!(
             "{}",
             json!({ "scenario": row.scenario, "where": row.place, "samples": samples,
@@ -434,6 +470,7 @@ fn main() -> anyhow::Result<()> {
             row.scenario, row.place
         );
     }
+    print_ratios(&medians);
     if let Some(anchor) = anchor {
         println!("| trivial run | Node worker anchor | {anchor:.3} | – | – |");
     }

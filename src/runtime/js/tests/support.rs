@@ -97,7 +97,9 @@ pub(super) fn cache_home() -> &'static PathBuf {
     static HOME: OnceLock<PathBuf> = OnceLock::new();
     static SET: Once = Once::new();
     let home = HOME.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("dsh-runtime-cache-{}", std::process::id()));
+        let temp = std::env::temp_dir();
+        sweep_dead_cache_homes(&temp);
+        let dir = temp.join(format!("{CACHE_HOME_PREFIX}{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         dir
     });
@@ -107,6 +109,29 @@ pub(super) fn cache_home() -> &'static PathBuf {
         unsafe { std::env::set_var("XDG_CACHE_HOME", home) };
     });
     home
+}
+
+const CACHE_HOME_PREFIX: &str = "dsh-runtime-cache-";
+
+/// Removes the cache homes of earlier test processes that are gone: a static is never
+/// dropped, so each test binary's home outlives it, and the next one tidies up.
+fn sweep_dead_cache_homes(temp: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(temp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|name| name.strip_prefix(CACHE_HOME_PREFIX))
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// A pool of the given size, created after the cache home is redirected.

@@ -3671,7 +3671,21 @@ static JSAtom js_get_atom_index(JSRuntime *rt, JSAtomStruct *p)
 
 /* string case (internal). Return JS_ATOM_NULL if error. 'str' is
    freed. */
+/* Stands for "compute it" where a string atom's hash may be given. */
+#define JS_ATOM_HASH_UNKNOWN UINT32_MAX
+
+static JSAtom __JS_NewAtomWithHash(JSRuntime *rt, JSString *str, int atom_type,
+                                   uint32_t known_hash);
+
 static JSAtom __JS_NewAtom(JSRuntime *rt, JSString *str, int atom_type)
+{
+    return __JS_NewAtomWithHash(rt, str, atom_type, JS_ATOM_HASH_UNKNOWN);
+}
+
+/* `known_hash`, when not JS_ATOM_HASH_UNKNOWN, is the masked hash_string() of
+   a string atom, as a snapshot's atom table stores it. */
+static JSAtom __JS_NewAtomWithHash(JSRuntime *rt, JSString *str, int atom_type,
+                                   uint32_t known_hash)
 {
     uint32_t h, h1, i;
     JSAtomStruct *p;
@@ -3689,8 +3703,10 @@ static JSAtom __JS_NewAtom(JSRuntime *rt, JSString *str, int atom_type)
         }
         /* try and locate an already registered atom */
         len = str->len;
-        h = hash_string(str, atom_type);
-        h &= JS_ATOM_HASH_MASK;
+        if (known_hash != JS_ATOM_HASH_UNKNOWN)
+            h = known_hash;
+        else
+            h = hash_string(str, atom_type) & JS_ATOM_HASH_MASK;
         h1 = h & (rt->atom_hash_size - 1);
         i = rt->atom_hash[h1];
         while (i != 0) {
@@ -40422,7 +40438,14 @@ typedef enum BCTagEnum {
 } BCTagEnum;
 
 #define BC_VERSION_LEGACY 27
-#define BC_VERSION 28
+/* 28: a function's bytecode is followed by nothing; the reader finds its atom
+   operands by decoding every opcode. */
+#define BC_VERSION_SCANNED_ATOMS 28
+/* 29: the bytecode is followed by the offsets of its atom operands, so a reader
+   (a snapshot restore reads every function of the bootstrap) patches them
+   without decoding each opcode; a string atom is followed by its hash, so the
+   reader does not hash thousands of names again. */
+#define BC_VERSION 29
 
 typedef struct BCSourceEntry {
     const uint8_t *data;
@@ -40628,10 +40651,10 @@ static uint32_t bc_csum(const uint8_t *p, size_t n)
 static int JS_WriteFunctionBytecode(BCWriterState *s,
                                     const JSFunctionBytecode *b)
 {
-    int pos, len, bc_len, op;
+    int pos, len, bc_len, op, i, atom_count, atom_size;
     JSAtom atom;
     uint8_t *bc_buf;
-    uint32_t val;
+    uint32_t val, prev, *atom_offsets;
 
     bc_len = b->byte_code_len;
     bc_buf = js_malloc(s->ctx, bc_len);
@@ -40639,6 +40662,9 @@ static int JS_WriteFunctionBytecode(BCWriterState *s,
         return -1;
     memcpy(bc_buf, b->byte_code_buf, bc_len);
 
+    atom_offsets = NULL;
+    atom_count = 0;
+    atom_size = 0;
     pos = 0;
     while (pos < bc_len) {
         op = bc_buf[pos];
@@ -40653,6 +40679,11 @@ static int JS_WriteFunctionBytecode(BCWriterState *s,
             if (bc_atom_to_idx(s, &val, atom))
                 goto fail;
             put_u32(bc_buf + pos + 1, val);
+            if (js_resize_array(s->ctx, (void **)&atom_offsets,
+                                sizeof(atom_offsets[0]), &atom_size,
+                                atom_count + 1))
+                goto fail;
+            atom_offsets[atom_count++] = pos + 1;
             break;
         default:
             break;
@@ -40661,10 +40692,20 @@ static int JS_WriteFunctionBytecode(BCWriterState *s,
     }
 
     dbuf_put(&s->dbuf, bc_buf, bc_len);
+    /* the atom operands: their count, then each offset as the distance from
+       the end of the previous operand */
+    bc_put_leb128(s, atom_count);
+    prev = 0;
+    for (i = 0; i < atom_count; i++) {
+        bc_put_leb128(s, atom_offsets[i] - prev);
+        prev = atom_offsets[i] + 4;
+    }
 
+    js_free(s->ctx, atom_offsets);
     js_free(s->ctx, bc_buf);
     return 0;
  fail:
+    js_free(s->ctx, atom_offsets);
     js_free(s->ctx, bc_buf);
     return -1;
 }
@@ -42243,6 +42284,8 @@ static int JS_WriteObjectAtoms(BCWriterState *s)
                                ? JS_ATOM_TYPE_PRIVATE : p->atom_type;
             bc_put_u8(s, type);
             JS_WriteString(s, p);
+            if (type < JS_ATOM_TYPE_SYMBOL)
+                bc_put_u32(s, p->hash);
         }
     }
     /* XXX: should check for OOM in above phase */
@@ -42590,6 +42633,40 @@ static uint32_t bc_get_flags(uint32_t flags, int *pidx, int n)
     return val;
 }
 
+/* Patches the atom operands the writer listed after the bytecode. An offset
+   that would overlap the previous operand or run past the end is refused, so a
+   corrupt list cannot write outside the buffer. */
+static int JS_ReadBytecodeAtoms(BCReaderState *s, JSFunctionBytecode *b,
+                                uint8_t *bc_buf, uint32_t bc_len)
+{
+    uint32_t count, delta, pos, prev, idx, i;
+    JSAtom atom;
+
+    prev = 0;
+    if (bc_get_leb128(s, &count))
+        goto fail;
+    prev = 0;
+    for (i = 0; i < count; i++) {
+        if (bc_get_leb128(s, &delta))
+            goto fail;
+        pos = prev + delta;
+        if (pos < prev || bc_len < 4 || pos > bc_len - 4) {
+            JS_ThrowSyntaxError(s->ctx, "invalid atom operand offset");
+            goto fail;
+        }
+        idx = get_u32(bc_buf + pos);
+        if (bc_idx_to_atom(s, &atom, idx))
+            goto fail;
+        put_u32(bc_buf + pos, atom);
+        prev = pos + 4;
+    }
+    return 0;
+ fail:
+    /* the atoms are freed up to the end of the last operand patched */
+    b->byte_code_len = prev;
+    return -1;
+}
+
 static int JS_ReadFunctionBytecode(BCReaderState *s, JSFunctionBytecode *b,
                                    int byte_code_offset, uint32_t bc_len)
 {
@@ -42602,6 +42679,9 @@ static int JS_ReadFunctionBytecode(BCReaderState *s, JSFunctionBytecode *b,
     if (bc_get_buf(s, bc_buf, bc_len))
         return -1;
     b->byte_code_buf = bc_buf;
+
+    if (s->version >= BC_VERSION)
+        return JS_ReadBytecodeAtoms(s, b, bc_buf, bc_len);
 
     pos = 0;
     while (pos < bc_len) {
@@ -44329,14 +44409,15 @@ static int JS_ReadObjectAtoms(BCReaderState *s)
 {
     uint8_t v8, type;
     JSString *p;
-    uint32_t h;
+    uint32_t h, hash;
     int i;
     JSAtom atom;
 
     if (bc_get_u8(s, &v8))
         return -1;
-    if (v8 != BC_VERSION && v8 != BC_VERSION_LEGACY) {
-        JS_ThrowSyntaxError(s->ctx, "invalid version (%d expected=%d or %d)",
+    if (v8 != BC_VERSION && v8 != BC_VERSION_SCANNED_ATOMS &&
+        v8 != BC_VERSION_LEGACY) {
+        JS_ThrowSyntaxError(s->ctx, "invalid version (%d expected=%d to %d)",
                             v8, BC_VERSION_LEGACY, BC_VERSION);
         return -1;
     }
@@ -44386,7 +44467,19 @@ static int JS_ReadObjectAtoms(BCReaderState *s)
             p = JS_ReadString(s);
             if (!p)
                 return -1;
-            atom = __JS_NewAtom(s->ctx->rt, p, type);
+            hash = JS_ATOM_HASH_UNKNOWN;
+            if (s->version >= BC_VERSION && type < JS_ATOM_TYPE_SYMBOL) {
+                if (bc_get_u32(s, &hash)) {
+                    js_free_string(s->ctx->rt, p);
+                    return -1;
+                }
+                if (hash > JS_ATOM_HASH_MASK) {
+                    js_free_string(s->ctx->rt, p);
+                    JS_ThrowInternalError(s->ctx, "invalid atom hash");
+                    return -1;
+                }
+            }
+            atom = __JS_NewAtomWithHash(s->ctx->rt, p, type, hash);
         }
         if (atom == JS_ATOM_NULL)
             return s->error_state = -1;
