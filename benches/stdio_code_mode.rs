@@ -15,7 +15,8 @@
 //!   sequential / parallel echo calls, in its own process, in the same run as ours.
 //!
 //! `cargo bench --bench stdio_code_mode` (cargo builds `dsh-tools` with the bench profile);
-//! `BENCH_RUNS=<n>` sets the samples of the trivial scenarios (default 60),
+//! `BENCH_RUNS=<n>` sets the samples of the spaced trivial scenario (default 60; back to back
+//! takes ten times as many),
 //! `BENCH_CALL_RUNS=<n>` those of the 1,000-call scenarios (default 30, taken in turn in-process
 //! and over stdio with each event level),
 //! `DSH_BENCH_HOST=<executable>` measures another build of the host.
@@ -184,24 +185,16 @@ struct Row {
 
 fn trivial_over_stdio(workspace: &Path, runs: usize, rows: &mut Vec<Row>) -> anyhow::Result<()> {
     let mut host = Host::ready(workspace, "full")?;
-    let mut spaced = Vec::new();
+    let mut samples = Vec::new();
     for _ in 0..runs {
-        std::thread::sleep(SPACING);
-        let started = Instant::now();
-        host.run("return 1")?;
-        spaced.push(ms(started));
+        samples.push(spaced(|| host.run("return 1").map(drop))?);
     }
     rows.push(Row {
         scenario: "trivial run, spaced 100 ms".into(),
         place: "over stdio",
-        samples: spaced,
+        samples,
     });
-    let mut back_to_back = Vec::new();
-    for _ in 0..runs {
-        let started = Instant::now();
-        host.run("return 1")?;
-        back_to_back.push(ms(started));
-    }
+    let back_to_back = back_to_back(runs, || host.run("return 1").map(drop))?;
     rows.push(Row {
         scenario: "trivial run, back to back".into(),
         place: "over stdio",
@@ -291,6 +284,25 @@ impl InProcess {
     }
 }
 
+/// Back-to-back samples per spaced one. Back to back, a run either finds an isolate ready
+/// (about 0.2 ms) or waits for one being built (2–4 ms): the median of so two-humped a
+/// distribution moves a lot between runs of the bench unless it rests on many samples.
+const BACK_TO_BACK_PER_SPACED: usize = 10;
+
+/// Times `runs` × [`BACK_TO_BACK_PER_SPACED`] calls of `run`, each right after the last.
+fn back_to_back(
+    runs: usize,
+    mut run: impl FnMut() -> anyhow::Result<()>,
+) -> anyhow::Result<Vec<f64>> {
+    let mut samples = Vec::new();
+    for _ in 0..runs * BACK_TO_BACK_PER_SPACED {
+        let started = Instant::now();
+        run()?;
+        samples.push(ms(started));
+    }
+    Ok(samples)
+}
+
 /// Times `run` after a pause, as an agent spaces its runs.
 fn spaced(run: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<f64> {
     std::thread::sleep(SPACING);
@@ -309,12 +321,7 @@ fn trivial_in_process(code: &InProcess, runs: usize, rows: &mut Vec<Row>) -> any
         place: "in-process",
         samples,
     });
-    let mut back_to_back = Vec::new();
-    for _ in 0..runs {
-        let started = Instant::now();
-        code.run("return 1")?;
-        back_to_back.push(ms(started));
-    }
+    let back_to_back = back_to_back(runs, || code.run("return 1"))?;
     rows.push(Row {
         scenario: "trivial run, back to back".into(),
         place: "in-process",
