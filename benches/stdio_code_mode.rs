@@ -185,22 +185,32 @@ struct Row {
 
 fn trivial_over_stdio(workspace: &Path, runs: usize, rows: &mut Vec<Row>) -> anyhow::Result<()> {
     let mut host = Host::ready(workspace, "full")?;
+    trivial("over stdio", runs, || host.run("return 1").map(drop), rows)?;
+    host.close();
+    Ok(())
+}
+
+/// The trivial run's rows at `place`: spaced, then back to back.
+fn trivial(
+    place: &'static str,
+    runs: usize,
+    mut run: impl FnMut() -> anyhow::Result<()>,
+    rows: &mut Vec<Row>,
+) -> anyhow::Result<()> {
     let mut samples = Vec::new();
     for _ in 0..runs {
-        samples.push(spaced(|| host.run("return 1").map(drop))?);
+        samples.push(spaced(&mut run)?);
     }
     rows.push(Row {
         scenario: "trivial run, spaced 100 ms".into(),
-        place: "over stdio",
+        place,
         samples,
     });
-    let back_to_back = back_to_back(runs, || host.run("return 1").map(drop))?;
     rows.push(Row {
         scenario: "trivial run, back to back".into(),
-        place: "over stdio",
-        samples: back_to_back,
+        place,
+        samples: back_to_back(runs, run)?,
     });
-    host.close();
     Ok(())
 }
 
@@ -309,25 +319,6 @@ fn spaced(run: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<f64> {
     let started = Instant::now();
     run()?;
     Ok(ms(started))
-}
-
-fn trivial_in_process(code: &InProcess, runs: usize, rows: &mut Vec<Row>) -> anyhow::Result<()> {
-    let mut samples = Vec::new();
-    for _ in 0..runs {
-        samples.push(spaced(|| code.run("return 1"))?);
-    }
-    rows.push(Row {
-        scenario: "trivial run, spaced 100 ms".into(),
-        place: "in-process",
-        samples,
-    });
-    let back_to_back = back_to_back(runs, || code.run("return 1"))?;
-    rows.push(Row {
-        scenario: "trivial run, back to back".into(),
-        place: "in-process",
-        samples: back_to_back,
-    });
-    Ok(())
 }
 
 /// 1,000 binding calls in one program, in-process and over stdio with events `full` and
@@ -453,7 +444,7 @@ fn main() -> anyhow::Result<()> {
     std::fs::write(workspace.path().join("notes.txt"), "one\ntwo\nthree\n")?;
     let mut rows = Vec::new();
     let code = InProcess::ready(workspace.path())?;
-    trivial_in_process(&code, runs, &mut rows)?;
+    trivial("in-process", runs, || code.run("return 1"), &mut rows)?;
     trivial_over_stdio(workspace.path(), runs, &mut rows)?;
     starts(workspace.path(), &mut rows)?;
     calls(workspace.path(), &code, call_runs, &mut rows)?;
