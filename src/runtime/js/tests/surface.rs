@@ -10,8 +10,10 @@ use crate::runtime::js::isolate::FreshIsolate;
 use crate::runtime::js::slot::ISOLATE_STACK_BYTES;
 use crate::runtime::js::snapshot::Startup;
 
-/// Every property reachable from the global object (own keys, accessors, prototypes), one
-/// line each as `path key: type`, each object named by the first sorted path reaching it.
+/// Every object reachable from the global object (own keys, accessors, prototypes) as a line
+/// saying whether it is extensible, and each of its properties as `path key: type [primitive
+/// value] attributes` (`w`ritable, `e`numerable, `c`onfigurable), each object named by the
+/// first sorted path reaching it.
 const SURFACE: &str = r#"
 (() => {
   const lines = [];
@@ -28,13 +30,17 @@ const SURFACE: &str = r#"
   while (queue.length > 0) {
     const item = queue.shift();
     const path = names.get(item);
+    lines.push(path + (Object.isExtensible(item) ? " extensible" : " not extensible"));
     const keys = Reflect.ownKeys(item).map((key) => [keyName(key), key]);
     keys.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     for (const [name, key] of keys) {
       const d = Object.getOwnPropertyDescriptor(item, key);
       if (d === undefined) continue;
       const kind = "value" in d ? typeof d.value : "accessor";
-      lines.push(path + " " + name + ": " + kind);
+      const shown = ["number", "string", "boolean"].includes(kind) ? " " + String(d.value) : "";
+      const flags = (d.writable ? "w" : "-") + (d.enumerable ? "e" : "-")
+        + (d.configurable ? "c" : "-");
+      lines.push(path + " " + name + ": " + kind + shown + " " + flags);
       visit(path + "." + name, d.value);
       visit(path + "." + name + "<get>", d.get);
       visit(path + "." + name + "<set>", d.set);
@@ -46,24 +52,53 @@ const SURFACE: &str = r#"
 "#;
 
 /// What v8x's snapshot restore has always lost (seen with the engine as published, before
-/// the Temporal flag): the `length` and `name` of the `[Symbol.species]` getters, and the
-/// `prototype` of the `Intl` stand-in's `Date.prototype.toLocaleString`. Listed so that any
-/// other difference fails.
-const SNAPSHOT_LOSES: [&str; 14] = [
-    "globalThis.ArrayBuffer.[Symbol(Symbol.species)]<get> length: number",
-    "globalThis.ArrayBuffer.[Symbol(Symbol.species)]<get> name: string",
-    "globalThis.Map.[Symbol(Symbol.species)]<get> length: number",
-    "globalThis.Map.[Symbol(Symbol.species)]<get> name: string",
-    "globalThis.Promise.[Symbol(Symbol.species)]<get> length: number",
-    "globalThis.Promise.[Symbol(Symbol.species)]<get> name: string",
-    "globalThis.RegExp.[Symbol(Symbol.species)]<get> length: number",
-    "globalThis.RegExp.[Symbol(Symbol.species)]<get> name: string",
-    "globalThis.Set.[Symbol(Symbol.species)]<get> length: number",
-    "globalThis.Set.[Symbol(Symbol.species)]<get> name: string",
-    "globalThis.BigInt64Array<proto>.[Symbol(Symbol.species)]<get> length: number",
-    "globalThis.BigInt64Array<proto>.[Symbol(Symbol.species)]<get> name: string",
-    "globalThis.Date.prototype.toLocaleString prototype: object",
-    "globalThis.Date.prototype.toLocaleString.prototype constructor: function",
+/// the Temporal flag): the `length` and `name` of the `[Symbol.species]` getters, the
+/// `prototype` of the `Intl` stand-in's `Date.prototype.toLocaleString`, and the `name` (once
+/// the `length`) of a function that shares its native code with another, which a restore
+/// resolves to the first one it finds (`Date.prototype.valueOf` is named `getTime`). Listed,
+/// with every attribute and primitive value, so that any other difference fails: a restore
+/// that defined a property with other attributes or another value, or left an object
+/// extensible or not when its source did the other.
+const ONLY_FROM_SOURCE: [&str; 28] = [
+    "globalThis.ArrayBuffer.[Symbol(Symbol.species)]<get> extensible",
+    "globalThis.ArrayBuffer.[Symbol(Symbol.species)]<get> length: number 0 --c",
+    "globalThis.ArrayBuffer.[Symbol(Symbol.species)]<get> name: string get [Symbol.species] --c",
+    "globalThis.Map.[Symbol(Symbol.species)]<get> extensible",
+    "globalThis.Map.[Symbol(Symbol.species)]<get> length: number 0 --c",
+    "globalThis.Map.[Symbol(Symbol.species)]<get> name: string get [Symbol.species] --c",
+    "globalThis.Object.defineProperty name: string defineProperty --c",
+    "globalThis.Promise.[Symbol(Symbol.species)]<get> extensible",
+    "globalThis.Promise.[Symbol(Symbol.species)]<get> length: number 0 --c",
+    "globalThis.Promise.[Symbol(Symbol.species)]<get> name: string get [Symbol.species] --c",
+    "globalThis.RegExp.[Symbol(Symbol.species)]<get> extensible",
+    "globalThis.RegExp.[Symbol(Symbol.species)]<get> length: number 0 --c",
+    "globalThis.RegExp.[Symbol(Symbol.species)]<get> name: string get [Symbol.species] --c",
+    "globalThis.Set.[Symbol(Symbol.species)]<get> extensible",
+    "globalThis.Set.[Symbol(Symbol.species)]<get> length: number 0 --c",
+    "globalThis.Set.[Symbol(Symbol.species)]<get> name: string get [Symbol.species] --c",
+    "globalThis.BigInt64Array<proto>.[Symbol(Symbol.species)]<get> extensible",
+    "globalThis.BigInt64Array<proto>.[Symbol(Symbol.species)]<get> length: number 0 --c",
+    "globalThis.BigInt64Array<proto>.[Symbol(Symbol.species)]<get> name: string get [Symbol.species] --c",
+    "globalThis.Date.prototype.toLocaleString length: number 2 --c",
+    "globalThis.Date.prototype.toLocaleString name: string  --c",
+    "globalThis.Date.prototype.toLocaleString prototype: object w--",
+    "globalThis.Date.prototype.valueOf name: string valueOf --c",
+    "globalThis.String.prototype.toLowerCase name: string toLowerCase --c",
+    "globalThis.String.prototype.toString name: string toString --c",
+    "globalThis.String.prototype.toUpperCase name: string toUpperCase --c",
+    "globalThis.Date.prototype.toLocaleString.prototype extensible",
+    "globalThis.Date.prototype.toLocaleString.prototype constructor: function w-c",
+];
+
+/// The other side of [`ONLY_FROM_SOURCE`]: those functions' names as a restore gives them.
+const ONLY_FROM_SNAPSHOT: [&str; 7] = [
+    "globalThis.Object.defineProperty name: string Object.defineProperty --c",
+    "globalThis.Date.prototype.toLocaleString length: number 0 --c",
+    "globalThis.Date.prototype.toLocaleString name: string toLocaleString --c",
+    "globalThis.Date.prototype.valueOf name: string getTime --c",
+    "globalThis.String.prototype.toLowerCase name: string toLocaleLowerCase --c",
+    "globalThis.String.prototype.toString name: string valueOf --c",
+    "globalThis.String.prototype.toUpperCase name: string toLocaleUpperCase --c",
 ];
 
 /// The surface a fresh isolate from `startup` shows, on a thread of its own as in the pool.
@@ -87,6 +122,7 @@ fn programs_see_the_same_surface_from_the_snapshot_and_from_source_and_no_tempor
     assert!(restored.lines().count() > 1000, "{restored}");
     assert!(restored.contains("globalThis.Date.prototype getTime: function"));
     assert!(!restored.contains("Temporal"), "{restored}");
+    let lines = |lines: &[&str]| -> Vec<String> { lines.iter().map(|l| (*l).to_owned()).collect() };
     let only = |a: &str, b: &str| -> Vec<String> {
         let b: std::collections::HashSet<&str> = b.lines().collect();
         a.lines()
@@ -99,13 +135,7 @@ fn programs_see_the_same_surface_from_the_snapshot_and_from_source_and_no_tempor
             only(&restored, &bootstrapped),
             only(&bootstrapped, &restored)
         ),
-        (
-            Vec::new(),
-            SNAPSHOT_LOSES
-                .iter()
-                .map(|line| (*line).to_owned())
-                .collect()
-        ),
+        (lines(&ONLY_FROM_SNAPSHOT), lines(&ONLY_FROM_SOURCE)),
         "(only from the snapshot, only from source)"
     );
 }

@@ -43823,6 +43823,51 @@ static JSValue JS_ReadObjectTag(BCReaderState *s)
     return JS_EXCEPTION;
 }
 
+/* Defines a data property read from a snapshot or a serialized array, taking
+   `val`. Nearly every one is the next element of a fast array, a new own
+   property of an ordinary extensible object, or one its reading made already
+   (a function's `length`, `name`, `prototype`) with the same attributes: those
+   are appended, added to the shape, or have their value replaced, without the
+   generic definition's checks and its exotic and attribute-changing cases
+   (about a quarter of a snapshot's restore). A property that cannot change
+   (neither configurable nor writable), and anything else, takes the generic
+   path. */
+static int JS_ReadDefineDataProperty(JSContext *ctx, JSValueConst obj,
+                                     JSAtom atom, JSValue val, int flags)
+{
+    JSObject *p;
+    JSShapeProperty *prs;
+    JSProperty *pr;
+
+    flags &= JS_PROP_C_W_E;
+    if (JS_VALUE_GET_TAG(obj) != JS_TAG_OBJECT)
+        goto generic;
+    p = JS_VALUE_GET_OBJ(obj);
+    if (p->class_id == JS_CLASS_ARRAY && p->fast_array && p->extensible &&
+        flags == JS_PROP_C_W_E && __JS_AtomIsTaggedInt(atom) &&
+        __JS_AtomToUInt32(atom) == p->u.array.count)
+        return add_fast_array_element(ctx, p, val, flags);
+    if (p->is_exotic)
+        goto generic;
+    prs = find_own_property(&pr, p, atom);
+    if (!prs && p->extensible) {
+        pr = add_property(ctx, p, atom, flags);
+        if (unlikely(!pr)) {
+            JS_FreeValue(ctx, val);
+            return -1;
+        }
+        pr->u.value = val;
+        return true;
+    }
+    if (prs && prs->flags == flags &&
+        (flags & (JS_PROP_CONFIGURABLE | JS_PROP_WRITABLE))) {
+        set_value(ctx, &pr->u.value, val);
+        return true;
+    }
+ generic:
+    return JS_DefinePropertyValue(ctx, obj, atom, val, flags);
+}
+
 static int JS_ReadSnapshotObjectState(BCReaderState *s, JSValueConst obj,
                                       bool include_internal_prototype)
 {
@@ -43870,8 +43915,7 @@ static int JS_ReadSnapshotObjectState(BCReaderState *s, JSValueConst obj,
             value = JS_ReadObjectRec(s);
             if (JS_IsException(value))
                 goto fail;
-            ret = JS_DefinePropertyValue(ctx, obj, atom, value,
-                                         flags & JS_PROP_C_W_E);
+            ret = JS_ReadDefineDataProperty(ctx, obj, atom, value, flags);
             value = JS_UNDEFINED;
         }
         JS_FreeAtom(ctx, atom);
@@ -43978,8 +44022,12 @@ static JSValue JS_ReadArray(BCReaderState *s, int tag)
             prop_flags = JS_PROP_ENUMERABLE;
         else
             prop_flags = JS_PROP_C_W_E;
-        ret = JS_DefinePropertyValueUint32(ctx, obj, i, val,
-                                           prop_flags);
+        if (i <= JS_ATOM_MAX_INT)
+            ret = JS_ReadDefineDataProperty(ctx, obj, __JS_AtomFromUInt32(i),
+                                            val, prop_flags);
+        else
+            ret = JS_DefinePropertyValueUint32(ctx, obj, i, val,
+                                               prop_flags);
         if (ret < 0)
             goto fail;
     }
