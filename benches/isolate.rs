@@ -1,6 +1,7 @@
 //! What one fresh isolate costs the host, in-process: creating it (snapshot restore and
 //! bootstrap), dropping it, and running a program on one that then waited as a spaced run's
-//! isolate does. Each on a thread of its own, as a pool slot does it. These are the parts
+//! isolate does, cold or warmed up first as the pool warms one for an anticipated run. Each
+//! on a thread of its own, as a pool slot does it. These are the parts
 //! the `stdio_code_mode` rows are made of: back to back, creation and drop bound the rate on
 //! two cores; spaced, the run after idling is most of the answer.
 //!
@@ -63,6 +64,21 @@ fn main() -> anyhow::Result<()> {
         }
         report(&format!("run `{code}` after {idle_ms} ms idle"), took);
     }
+
+    // The pool's warm-up of an isolate for an anticipated run, and what the run then costs.
+    let samples = (runs / 4).max(5);
+    let (mut warm_ups, mut runs_after) = (Vec::new(), Vec::new());
+    for run in 0..WARM_UP + samples {
+        let (warm_up, took) = probe
+            .warm_up_and_run_after("return 1", Duration::from_millis(100))
+            .map_err(|e| anyhow!(e))?;
+        if run >= WARM_UP {
+            warm_ups.push(warm_up);
+            runs_after.push(took);
+        }
+    }
+    report("warm-up after 100 ms idle", warm_ups);
+    report("run `return 1` after 100 ms idle and a warm-up", runs_after);
     Ok(())
 }
 

@@ -201,6 +201,16 @@ impl CodeMode {
             .map_or(0, PythonPool::ready_interpreters)
     }
 
+    /// A top-level `run_code` call in `agent`'s scope is on its way: if it will run
+    /// TypeScript on a pool that has started, the isolate it will likely get warms up
+    /// meanwhile (`IsolatePool::anticipate`). Returns at once; never starts the pool.
+    pub fn anticipate(&self, runtime: &ToolRuntime, agent: Option<&AgentId>) {
+        let language = language_of(runtime, agent, &self.config.read());
+        if let (CodeLanguage::Typescript, Some(Ok(pool))) = (language, self.pool.get()) {
+            pool.anticipate();
+        }
+    }
+
     fn pool(&self) -> Result<&IsolatePool, ToolError> {
         let pool = self.pool.get_or_init(|| {
             let config = self.config.read();

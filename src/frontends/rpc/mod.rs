@@ -1,6 +1,7 @@
 //! JSON-RPC over the transport: the method table, lifecycle, conversions at the wire
 //! boundary, and client-executed tools.
 
+mod anticipate;
 mod client_tool;
 mod convert;
 mod errors;

@@ -1,10 +1,12 @@
 //! The connection loop: read frames, demultiplex requests / notifications / responses /
 //! batches, gate by lifecycle, run methods (inline or as tasks), and shut down in order.
 
+use super::anticipate;
 use super::methods::{self, CONCURRENT_METHODS};
 use super::nesting::nesting_exceeds;
 use super::reply::DirectReply;
 use super::session::{Lifecycle, RequestSignal, Session};
+use crate::tool::AgentId;
 use crate::transport::framing::{FrameReader, Framing, ReadEvent};
 use crate::transport::{PeerError, spawn_writer};
 use dsh_tools_protocol::{HostConfig, TransportConfig, error_codes};
@@ -408,6 +410,12 @@ impl Connection {
         }
         if method == "shutdown" {
             *self.session.lifecycle.lock() = Lifecycle::ShutDown;
+        }
+        if let Some(agent) = anticipate::run_code_request(&method, params) {
+            let agent = agent.map(AgentId::from);
+            self.session
+                .code
+                .anticipate(&self.session.runtime, agent.as_ref());
         }
         let Some(MethodCallback::Async(callback)) = self.methods.method(&method).cloned() else {
             let message = format!("method not found: {method:?}");

@@ -33,6 +33,9 @@ pub(crate) const PROGRAM_PREFIX_LINES: i64 = {
     }
     lines
 };
+/// What [`FreshIsolate::warm`] evaluates: a program's shape, never called.
+const WARM_UP: &str = "(async function () {\nreturn 0\n})";
+const WARM_UP_NAME: &str = "dsh-runtime:warm-up.js";
 /// The script name positions in model programs are reported under.
 pub(crate) const PROGRAM_NAME: &str = "program.ts";
 
@@ -101,6 +104,26 @@ impl FreshIsolate {
             harness,
             settle,
         })
+    }
+
+    /// Gets an isolate that sat idle ready for a run: evaluates a function expression the way
+    /// a program is evaluated (without calling it) and turns the event loop once, which brings
+    /// the compiler, the interpreter, the event loop and this isolate's heap back into the
+    /// caches. Nothing of it can be seen by the program: the function is unreferenced garbage,
+    /// no global changes and the loop has nothing to run. `cargo bench --bench isolate`:
+    /// `return 1` after 100 ms idle takes 245–270 µs cold and about 93 µs warmed up, the
+    /// warm-up itself about 162 µs, which the pool overlaps with parsing and the pipeline.
+    pub(crate) fn warm(&mut self) {
+        let warmed = self.runtime.execute_script(WARM_UP_NAME, WARM_UP).map(drop);
+        if let Err(error) = warmed {
+            tracing::debug!(%error, "an isolate's warm-up failed");
+            return;
+        }
+        let waker = futures::task::noop_waker();
+        let mut cx = std::task::Context::from_waker(&waker);
+        let _ = self
+            .runtime
+            .poll_event_loop(&mut cx, PollEventLoopOptions::default());
     }
 
     /// Evaluates `code` as a script in the finished isolate, as a string (tests only).

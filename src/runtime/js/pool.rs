@@ -29,10 +29,30 @@ pub struct IsolatePool {
 
 struct PoolInner {
     config: PoolConfig,
-    tickets: tokio::sync::Mutex<mpsc::Receiver<Ticket>>,
+    tickets: tokio::sync::Mutex<Tickets>,
     supply: Arc<Supply>,
     closed: CancellationToken,
     threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+/// Offers of ready isolates, in the order they were made.
+struct Tickets {
+    offers: mpsc::Receiver<Ticket>,
+    /// The next offer, taken out early because a run was anticipated (its isolate warms up).
+    next: Option<Ticket>,
+}
+
+impl Tickets {
+    fn try_take(&mut self) -> Option<Ticket> {
+        self.next.take().or_else(|| self.offers.try_recv().ok())
+    }
+
+    async fn take(&mut self) -> Option<Ticket> {
+        match self.next.take() {
+            Some(ticket) => Some(ticket),
+            None => self.offers.recv().await,
+        }
+    }
 }
 
 impl Drop for PoolInner {
@@ -62,7 +82,10 @@ impl IsolatePool {
         let (ready, tickets) = mpsc::channel(config.size);
         let inner = Arc::new(PoolInner {
             config,
-            tickets: tokio::sync::Mutex::new(tickets),
+            tickets: tokio::sync::Mutex::new(Tickets {
+                offers: tickets,
+                next: None,
+            }),
             supply: Arc::default(),
             closed: CancellationToken::new(),
             threads: Mutex::new(Vec::with_capacity(config.size)),
@@ -98,6 +121,26 @@ impl IsolatePool {
     /// Isolates created, bootstrapped and waiting for a run.
     pub fn ready_isolates(&self) -> usize {
         self.inner.supply.ready()
+    }
+
+    /// Isolates warmed up for an anticipated run since the pool started.
+    pub fn warm_ups(&self) -> usize {
+        self.inner.supply.warm_ups()
+    }
+
+    /// A run is on its way (its call entered the pipeline): the isolate it will most likely get
+    /// warms up meanwhile, on its own thread. Never blocks; nothing happens when no isolate is
+    /// ready or another run is taking one right now.
+    pub fn anticipate(&self) {
+        let Ok(mut tickets) = self.inner.tickets.try_lock() else {
+            return;
+        };
+        if tickets.next.is_none() {
+            tickets.next = tickets.offers.try_recv().ok();
+        }
+        if let Some(ticket) = &tickets.next {
+            ticket.assign.warm();
+        }
     }
 
     /// Strips the program's types, waits for a ready isolate and runs the program on it.
@@ -182,7 +225,7 @@ impl IsolatePool {
 
     /// A ticket of an isolate that is ready now, its thread woken, if there is one.
     fn ready_ticket(&self) -> Option<Ticket> {
-        let ticket = self.inner.tickets.try_lock().ok()?.try_recv().ok()?;
+        let ticket = self.inner.tickets.try_lock().ok()?.try_take()?;
         ticket.assign.wake();
         self.inner.supply.taken();
         Some(ticket)
@@ -190,7 +233,7 @@ impl IsolatePool {
 
     /// Waits for the next ready isolate; `None` once the pool is shut down.
     async fn next_ticket(&self) -> Option<Ticket> {
-        let ticket = self.inner.tickets.lock().await.recv().await?;
+        let ticket = self.inner.tickets.lock().await.take().await?;
         self.inner.supply.taken();
         Some(ticket)
     }
@@ -201,8 +244,8 @@ impl IsolatePool {
         self.inner.supply.close();
         {
             let mut tickets = self.inner.tickets.lock().await;
-            tickets.close();
-            while tickets.try_recv().is_ok() {
+            tickets.offers.close();
+            while tickets.try_take().is_some() {
                 self.inner.supply.withdrawn();
             }
         }

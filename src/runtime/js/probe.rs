@@ -60,6 +60,25 @@ impl IsolateProbe {
     /// `idle` (a spaced run meets an isolate whose caches went cold). `tools.echo` answers its
     /// arguments.
     pub fn run_after(self, code: &str, idle: Duration) -> Result<Duration, String> {
+        self.run_after_idle(code, idle, false).map(|(_, run)| run)
+    }
+
+    /// Like [`run_after`](Self::run_after), the isolate warming up for the run first (as the
+    /// pool warms an idle isolate for an anticipated run): (warm-up, run).
+    pub fn warm_up_and_run_after(
+        self,
+        code: &str,
+        idle: Duration,
+    ) -> Result<(Duration, Duration), String> {
+        self.run_after_idle(code, idle, true)
+    }
+
+    fn run_after_idle(
+        self,
+        code: &str,
+        idle: Duration,
+        warm_up: bool,
+    ) -> Result<(Duration, Duration), String> {
         let code = code.to_owned();
         on_isolate_thread(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
@@ -77,11 +96,16 @@ impl IsolateProbe {
             };
             std::thread::sleep(idle);
             let started = Instant::now();
+            if warm_up {
+                isolate.warm();
+            }
+            let warmed = started.elapsed();
+            let started = Instant::now();
             let outcome = runtime.block_on(isolate.run(job));
             let took = started.elapsed();
             outcome
                 .result
-                .map(|_| took)
+                .map(|_| (warmed, took))
                 .map_err(|failure| format!("{failure:?}"))
         })
     }

@@ -21,6 +21,8 @@ pub(crate) const PACE: Duration = Duration::from_millis(5);
 #[derive(Default)]
 pub(crate) struct Supply {
     ready: AtomicUsize,
+    /// Isolates warmed up for an anticipated run, ever.
+    warm_ups: AtomicUsize,
     closed: AtomicBool,
     lock: Mutex<()>,
     changed: Condvar,
@@ -30,6 +32,16 @@ impl Supply {
     /// Isolates waiting for a run.
     pub(crate) fn ready(&self) -> usize {
         self.ready.load(Ordering::Acquire)
+    }
+
+    /// Isolates warmed up for an anticipated run since the pool started.
+    pub(crate) fn warm_ups(&self) -> usize {
+        self.warm_ups.load(Ordering::Acquire)
+    }
+
+    /// A ready isolate warmed up.
+    pub(crate) fn warmed_up(&self) {
+        self.warm_ups.fetch_add(1, Ordering::AcqRel);
     }
 
     /// A slot offers an isolate.

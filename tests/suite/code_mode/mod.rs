@@ -1,5 +1,6 @@
 //! Integration tests of `code_mode`.
 
+mod anticipation;
 mod bindings;
 mod bridge;
 mod description;

@@ -142,6 +142,11 @@ impl Host {
     pub fn finish(self) -> i32 {
         self.wire.finish()
     }
+
+    /// Closes stdin, then collects the unread output and the exit status.
+    pub fn finish_all(self) -> wire::Finished {
+        self.wire.finish_all()
+    }
 }
 
 fn run_code_params(call_id: &str, code: &str) -> Value {

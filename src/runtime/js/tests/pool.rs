@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::support::{LIMITS, TestHost, cache_home, failed, new_pool, ok, run_on};
+use crate::runtime::js::slot::WARM_AFTER;
 use crate::runtime::{FailureKind, IsolatePool, PoolConfig, RunOutcome, RuntimeError};
 
 #[tokio::test]
@@ -17,6 +18,10 @@ async fn two_hundred_concurrent_runs_are_all_answered() {
         let pool = pool.clone();
         let host = host.clone();
         async move {
+            // Half the runs are announced first, as the wire front end announces them.
+            if i % 2 == 0 {
+                pool.anticipate();
+            }
             let code = format!("return {i} + (await tools.echo({{n: {i}}})).n");
             run_on(&pool, &code, LIMITS, &host).await
         }
@@ -144,4 +149,55 @@ async fn programs_never_reach_the_bytecode_cache() {
     assert!(entries.is_empty(), "{entries:?}");
     assert!(std::env::var_os("V82JSC_NO_BC_CACHE").is_some());
     std::fs::remove_dir(home).unwrap();
+}
+
+/// Waits until `pool` has warmed up `count` isolates in all (the warm-up runs on the
+/// isolate's own thread).
+async fn warm_ups_reach(pool: &IsolatePool, count: usize) {
+    let waited = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        while pool.warm_ups() < count {
+            tokio::task::yield_now().await;
+        }
+    });
+    assert!(
+        waited.await.is_ok(),
+        "no warm-up: {} of {count}",
+        pool.warm_ups()
+    );
+}
+
+#[tokio::test]
+async fn an_anticipated_run_meets_a_warmed_up_isolate_and_answers_as_an_unwarmed_one_would() {
+    // A program whose answer carries positions, logs and a result's shape.
+    let program = "console.log(typeof globalThis.__warm, Object.keys(globalThis).length);\nconst e = new Error('x');\nthrow new Error(e.stack.split('\\n')[1] ?? 'no frame');";
+    let cold = new_pool(1, 64);
+    let host = Arc::new(TestHost::default());
+    let unwarmed = run_on(&cold, program, LIMITS, &host).await;
+    assert_eq!(cold.warm_ups(), 0, "nothing was anticipated");
+    cold.shutdown().await;
+
+    let pool = new_pool(1, 64);
+    // Only an isolate that sat idle warms up.
+    tokio::time::sleep(WARM_AFTER).await;
+    pool.anticipate();
+    // Once per isolate, however often it is announced.
+    pool.anticipate();
+    warm_ups_reach(&pool, 1).await;
+    let warmed = run_on(&pool, program, LIMITS, &host).await;
+    assert_eq!(warmed, unwarmed);
+    assert!(
+        matches!(warmed.result, Err(ref f) if f.message.contains("program.ts")),
+        "{warmed:?}"
+    );
+    assert_eq!(pool.warm_ups(), 1);
+
+    // The next isolate, announced and then left waiting, does not hold up the shutdown.
+    while pool.ready_isolates() == 0 {
+        tokio::task::yield_now().await;
+    }
+    tokio::time::sleep(WARM_AFTER).await;
+    pool.anticipate();
+    warm_ups_reach(&pool, 2).await;
+    pool.shutdown().await;
+    assert_eq!(pool.ready_isolates(), 0);
 }

@@ -101,12 +101,16 @@ const ONLY_FROM_SNAPSHOT: [&str; 7] = [
     "globalThis.String.prototype.toUpperCase name: string toLocaleUpperCase --c",
 ];
 
-/// The surface a fresh isolate from `startup` shows, on a thread of its own as in the pool.
-fn surface(startup: Startup) -> String {
+/// The surface a fresh isolate from `startup` shows, on a thread of its own as in the pool,
+/// after its warm-up for an anticipated run when `warmed`.
+fn surface_of(startup: Startup, warmed: bool) -> String {
     std::thread::Builder::new()
         .stack_size(ISOLATE_STACK_BYTES)
         .spawn(move || {
             let mut isolate = FreshIsolate::new(64, startup).unwrap();
+            if warmed {
+                isolate.warm();
+            }
             isolate.evaluate(SURFACE).unwrap()
         })
         .unwrap()
@@ -117,8 +121,8 @@ fn surface(startup: Startup) -> String {
 #[test]
 fn programs_see_the_same_surface_from_the_snapshot_and_from_source_and_no_temporal() {
     let startup = super::support::startup_with_snapshot();
-    let restored = surface(startup);
-    let bootstrapped = surface(startup.without_snapshot());
+    let restored = surface_of(startup, false);
+    let bootstrapped = surface_of(startup.without_snapshot(), false);
     assert!(restored.lines().count() > 1000, "{restored}");
     assert!(restored.contains("globalThis.Date.prototype getTime: function"));
     assert!(!restored.contains("Temporal"), "{restored}");
@@ -138,4 +142,12 @@ fn programs_see_the_same_surface_from_the_snapshot_and_from_source_and_no_tempor
         (lines(&ONLY_FROM_SNAPSHOT), lines(&ONLY_FROM_SOURCE)),
         "(only from the snapshot, only from source)"
     );
+}
+
+#[test]
+fn a_warm_up_leaves_nothing_a_program_can_see() {
+    let startup = super::support::startup_with_snapshot();
+    let warmed = surface_of(startup, true);
+    assert!(warmed.lines().count() > 1000, "{warmed}");
+    assert_eq!(warmed, surface_of(startup, false));
 }
