@@ -8,9 +8,10 @@
 //! needs it, and only then goes back to sleep. The job itself ([`Giver::give`]) then meets an
 //! awake thread.
 //!
-//! Earlier still, when a run has only entered the pipeline, the pool may ask the thread to get
-//! ready ([`Giver::warm`]): it does its warm-up (see `FreshIsolate::warm`) on its own core while
-//! the pipeline's stages run on another, then waits awake as after a wake-up.
+//! Earlier still, when a run is only announced (its request was just read), the pool may ask
+//! the thread to get ready ([`Giver::warm`]): it does its warm-up (`FreshIsolate::warm`) on its
+//! own core while the request is parsed and staged on another, then waits awake as after a
+//! wake-up.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
