@@ -15,6 +15,10 @@ use std::borrow::Cow;
 
 use crate::registry::RUN_CODE;
 
+/// Params longer than this are not looked at: the look reads them whole, and a program this
+/// long spends far more than a cold cache's 150 µs in its own compilation.
+const LOOKED_AT_BYTES: usize = 64 * 1024;
+
 /// The fields of `tools/execute` params that say whether a top-level run is coming.
 #[derive(Deserialize)]
 struct Execute<'a> {
@@ -25,12 +29,14 @@ struct Execute<'a> {
 }
 
 /// `Some(agent)` when `method` with `params` is a `tools/execute` of `run_code` (the agent
-/// whose scope it runs in, if any); `None` for anything else, malformed params included.
+/// whose scope it runs in, if any); `None` for anything else, malformed params included, and
+/// for params over [`LOOKED_AT_BYTES`].
 pub(super) fn run_code_request(method: &str, params: Option<&RawValue>) -> Option<Option<String>> {
-    if method != "tools/execute" {
+    let params = params?.get();
+    if method != "tools/execute" || params.len() > LOOKED_AT_BYTES {
         return None;
     }
-    let execute: Execute = serde_json::from_str(params?.get()).ok()?;
+    let execute: Execute = serde_json::from_str(params).ok()?;
     (execute.name == RUN_CODE).then(|| execute.agent.map(Cow::into_owned))
 }
 
@@ -64,5 +70,13 @@ mod tests {
         assert_eq!(check("tools/execute", r#"{"name":7}"#), None);
         assert_eq!(check("tools/execute", "[1]"), None);
         assert_eq!(run_code_request("tools/execute", None), None);
+        // Params of exactly the limit are looked at, one byte more are not.
+        let sized = |bytes: usize| {
+            let frame =
+                |code: &str| format!(r#"{{"name":"run_code","arguments":{{"code":"{code}"}}}}"#);
+            frame(&"x".repeat(bytes - frame("").len()))
+        };
+        assert_eq!(check("tools/execute", &sized(LOOKED_AT_BYTES)), Some(None));
+        assert_eq!(check("tools/execute", &sized(LOOKED_AT_BYTES + 1)), None);
     }
 }
