@@ -168,8 +168,9 @@ async fn warm_ups_reach(pool: &IsolatePool, count: usize) {
 
 #[tokio::test]
 async fn an_anticipated_run_meets_a_warmed_up_isolate_and_answers_as_an_unwarmed_one_would() {
-    // A program whose answer carries positions, logs and a result's shape.
-    let program = "console.log(typeof globalThis.__warm, Object.keys(globalThis).length);\nconst e = new Error('x');\nthrow new Error(e.stack.split('\\n')[1] ?? 'no frame');";
+    // A program whose answer carries positions and logs, and that waits on a binding call and
+    // a timer: the warm-up turned the event loop with a waker of its own, the run's must wake it.
+    let program = "console.log(typeof globalThis.__warm, Object.keys(globalThis).length);\nconsole.log((await tools.echo({ n: 1 })).n);\nawait new Promise((resolve) => setTimeout(resolve, 1));\nconst e = new Error('x');\nthrow new Error(e.stack.split('\\n')[1] ?? 'no frame');";
     let cold = new_pool(1, 64);
     let host = Arc::new(TestHost::default());
     let unwarmed = run_on(&cold, program, LIMITS, &host).await;
@@ -185,6 +186,11 @@ async fn an_anticipated_run_meets_a_warmed_up_isolate_and_answers_as_an_unwarmed
     warm_ups_reach(&pool, 1).await;
     let warmed = run_on(&pool, program, LIMITS, &host).await;
     assert_eq!(warmed, unwarmed);
+    assert_eq!(
+        warmed.logs.get(1).map(String::as_str),
+        Some("1"),
+        "{warmed:?}"
+    );
     assert!(
         matches!(warmed.result, Err(ref f) if f.message.contains("program.ts")),
         "{warmed:?}"
