@@ -7,6 +7,7 @@ use super::catalog::{Catalog, list_all};
 use super::client::ClientEvents;
 use super::link::Link;
 use super::process::{self, ServerProcess};
+use super::progress::{Ordered, ProgressRoutes};
 use super::remote::{Remote, describe_handshake};
 use crate::registry::Registry;
 use dsh_tools_protocol::{McpServerConfig, McpServerState};
@@ -238,8 +239,11 @@ impl Supervisor {
         remote: &Remote,
         catalog: &mut Catalog,
     ) -> Result<Connection, Ended> {
-        let (events, list_changed) = ClientEvents::new(self.link.progress.clone());
-        match self.start(handshake(events, remote.transport())).await {
+        let (events, list_changed) = ClientEvents::new();
+        match self
+            .start(handshake(events, remote.transport(), &self.link.progress))
+            .await
+        {
             None => Err(Ended::Stopped),
             Some(Startup::Ready((client, listed))) => {
                 let lost = Arc::new(Notify::new());
@@ -264,8 +268,8 @@ impl Supervisor {
         let spawned =
             process::spawn(&self.link, &self.config, &self.sandbox).map_err(Ended::Failed)?;
         let mut process = spawned.process;
-        let (events, list_changed) = ClientEvents::new(self.link.progress.clone());
-        let startup = handshake(events, (spawned.stdout, spawned.stdin));
+        let (events, list_changed) = ClientEvents::new();
+        let startup = handshake(events, (spawned.stdout, spawned.stdin), &self.link.progress);
         let failure = match self.start(startup).await {
             None => {
                 process.terminate().await;
@@ -313,12 +317,18 @@ impl Supervisor {
     }
 }
 
-/// Handshakes over `transport` and lists every tool.
-async fn handshake<T, E, A>(events: ClientEvents, transport: T) -> Result<Started, String>
+/// Handshakes over `transport` (its progress reports routed by `progress` as they are read)
+/// and lists every tool.
+async fn handshake<T, E, A>(
+    events: ClientEvents,
+    transport: T,
+    progress: &Arc<ProgressRoutes>,
+) -> Result<Started, String>
 where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
+    let transport = Ordered::new(transport.into_transport(), progress.clone());
     let client = serve_client(events, transport)
         .await
         .map_err(|e| format!("the MCP handshake failed: {}", describe_handshake(&e)))?;
