@@ -80,17 +80,13 @@ impl<T> Taker<T> {
     /// dropped without giving one.
     pub(crate) fn wait(self, mut warm: impl FnMut()) -> Option<T> {
         loop {
-            let message = self.0.recv().ok()?;
-            if let Message::Warm = message {
-                warm();
-            }
-            match message {
+            match self.0.recv().ok()? {
                 Message::Job(job) => return Some(job),
-                Message::Warm | Message::Wake => {
-                    if let Some(job) = self.wait_awake()? {
-                        return Some(job);
-                    }
-                }
+                Message::Warm => warm(),
+                Message::Wake => {}
+            }
+            if let Some(job) = self.wait_awake()? {
+                return Some(job);
             }
         }
     }
