@@ -12,6 +12,7 @@ pub mod codegen;
 pub mod config;
 pub mod discovery;
 pub mod frontends;
+pub mod host;
 pub mod json;
 pub mod mcp;
 pub mod pipeline;

@@ -4,7 +4,7 @@
 use crate::code_mode::{CodeMode, language_name, language_of};
 use crate::codegen;
 use crate::pipeline::ToolRuntime;
-use crate::registry::{Presented, RUN_CODE, RegisteredTool, SEARCH_TOOLS};
+use crate::registry::{Presented, RegisteredTool};
 use crate::tool::AgentId;
 use dsh_tools_protocol::{
     CodeRuntimeConfig, PresentationMode, PromptAssembly, PromptSection, PromptTool,
@@ -86,11 +86,13 @@ pub fn assemble(
             order: 150,
             text: CodeMode::sdk_in(runtime, agent, language),
         });
-        tools.push(PromptTool {
-            name: RUN_CODE.into(),
-            description: codegen::run_code_description_in(language, ""),
-            input_schema: codegen::run_code_input_schema_in(language),
-        });
+        if let Some(entry) = runtime.registry().code_entry(agent) {
+            tools.push(PromptTool {
+                name: entry.definition.name.to_string(),
+                description: codegen::run_code_description_in(language, ""),
+                input_schema: codegen::run_code_input_schema_in(language),
+            });
+        }
     }
     let known = runtime.registry().known_names(agent);
     let mut ordered = Vec::with_capacity(tools.len());
@@ -100,7 +102,7 @@ pub fn assemble(
             // A reserved, restricted-away or deferred name may be listed; it just contributes
             // nothing (a loaded deferred tool keeps its place after the always-loaded ones).
             None if mode != PresentationMode::Code
-                && (known.contains(name.as_str()) || name == SEARCH_TOOLS) => {}
+                && (known.contains(name.as_str()) || listable_host_tool(runtime, name)) => {}
             None => return Err(PromptError::OrderNotContributed(name.clone(), mode_name)),
         }
     }
@@ -112,6 +114,12 @@ pub fn assemble(
         sections,
         tools: ordered,
     })
+}
+
+/// A host tool that a native listing may show (present or not at the moment).
+fn listable_host_tool(runtime: &ToolRuntime, name: &str) -> bool {
+    let host = runtime.registry().host_tool(name);
+    host.is_some_and(|tool| tool.definition.role.is_listable())
 }
 
 /// One tool as a function definition.

@@ -4,6 +4,7 @@
 
 use dsh_tools::frontends::mcp::http::{self, HttpOptions};
 use dsh_tools::frontends::mcp::{McpFront, serve};
+use dsh_tools::host::Host;
 use dsh_tools::transport::stdio;
 use dsh_tools_protocol::{HostConfig, PresentationMode};
 use std::io::Write;
@@ -24,14 +25,13 @@ pub async fn serve_mcp(
         Some(options) => Some(http::bind(options).await?),
         None => None,
     };
-    let local = super::local_runtime(config, mode).await?;
+    let host = Host::assemble(config, mode).await?;
     if mode != PresentationMode::Native
-        && let Err(e) = local.code.prewarm().await
+        && let Err(e) = host.code.prewarm().await
     {
         tracing::warn!("{e}");
     }
-    let metrics = local.policy.metrics.clone();
-    let front = McpFront::new(local.runtime.clone(), mode, metrics)
+    let front = McpFront::new(host.runtime.clone(), mode, host.metrics_table())
         .with_language(config.code_runtime.language);
     let served = match (over_http, listening) {
         (Some(options), Some(listening)) => {
@@ -48,8 +48,7 @@ pub async fn serve_mcp(
         }
         _ => serve(front, stdio::stdin(), stdio::stdout(), stop).await,
     };
-    local.mcp.shutdown().await;
-    local.runtime.spill().cleanup();
+    host.shutdown().await;
     Ok(served?)
 }
 

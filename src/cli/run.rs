@@ -4,8 +4,9 @@
 
 use super::live::LiveLines;
 use anyhow::Context;
-use dsh_tools::ToolExecutionInput;
+use dsh_tools::ToolExecutionResult;
 use dsh_tools::code_mode::{CodeEvents, CodeMode, DispatchEnd, DispatchStart, render_run};
+use dsh_tools::host::Host;
 use dsh_tools::runtime::LogStream;
 use dsh_tools::tool::ContentBlock;
 use dsh_tools_protocol::{CodeLanguage, HostConfig, PresentationMode};
@@ -22,8 +23,8 @@ pub async fn run_program(
 ) -> anyhow::Result<i32> {
     let code = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the program {}", path.display()))?;
-    let local = super::local_runtime(config, PresentationMode::Code).await?;
-    let (runtime, code_mode) = (local.runtime.clone(), local.code.clone());
+    let host = Host::assemble(config, PresentationMode::Code).await?;
+    let (runtime, code_mode) = (host.runtime.clone(), host.code.clone());
     let live = std::io::stdout().is_terminal().then(LiveLines::new);
     if let Some(live) = &live
         && runtime.set_progress_sink(live.clone()).is_err()
@@ -34,11 +35,23 @@ pub async fn run_program(
     let description = format!("run {}", path.display());
     let arguments = serde_json::json!({ "code": code, "description": description });
     let started = std::time::Instant::now();
-    let call = ToolExecutionInput::new("cli", "run_code", arguments)
+    let call = CodeMode::entry_call("cli", arguments)
         .with_signal(dsh_tools::tool::Signal::new(stop.clone()));
     let result = runtime.execute(call).await;
-    local.mcp.shutdown().await;
     let elapsed = started.elapsed();
+    print_result(&result, elapsed)?;
+    // After the output: the spill files go only once the terminal has read them.
+    host.shutdown().await;
+    drop(code_mode);
+    Ok(match (stop.is_cancelled(), result.is_error()) {
+        (true, _) => 143,
+        (false, true) => 1,
+        (false, false) => 0,
+    })
+}
+
+/// Prints how the run ended and what it produced.
+fn print_result(result: &ToolExecutionResult, elapsed: std::time::Duration) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -63,13 +76,7 @@ pub async fn run_program(
             }
         }
     }
-    runtime.spill().cleanup();
-    drop(code_mode);
-    Ok(match (stop.is_cancelled(), result.is_error()) {
-        (true, _) => 143,
-        (false, true) => 1,
-        (false, false) => 0,
-    })
+    Ok(())
 }
 
 fn ms(duration: std::time::Duration) -> f64 {
@@ -114,8 +121,8 @@ impl CodeEvents for Printer {
 
 /// The SDK text for the configured tools (ingested MCP servers included), in `language`.
 pub async fn sdk_text(config: &HostConfig, language: CodeLanguage) -> anyhow::Result<String> {
-    let local = super::local_runtime(config, PresentationMode::Code).await?;
-    let sdk = CodeMode::sdk_in(&local.runtime, None, language);
-    local.mcp.shutdown().await;
+    let host = Host::assemble(config, PresentationMode::Code).await?;
+    let sdk = CodeMode::sdk_in(&host.runtime, None, language);
+    host.shutdown().await;
     Ok(sdk)
 }

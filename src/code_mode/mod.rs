@@ -10,7 +10,7 @@ mod tool;
 
 pub use events::{CodeEvents, DispatchEnd, DispatchStart, NoEvents, stream_name};
 pub use language::{language_name, language_of};
-pub use tool::{EMPTY_RUN, render_run};
+pub use tool::{EMPTY_RUN, RUN_CODE, render_run};
 
 use crate::codegen::{self, SdkTool};
 use crate::pipeline::ToolRuntime;
@@ -50,8 +50,13 @@ impl CodeMode {
             max_depth: AtomicUsize::new(default_max_depth()),
         });
         let definition = tool::definition(Arc::downgrade(runtime), code.clone())?;
-        runtime.registry().install_run_code(definition);
+        runtime.registry().install_host_tool(definition)?;
         Ok(code)
+    }
+
+    /// A top-level call of the Code Mode entry with `arguments` (`code`, `description`).
+    pub fn entry_call(call_id: &str, arguments: serde_json::Value) -> crate::ToolExecutionInput {
+        crate::ToolExecutionInput::new(call_id, RUN_CODE, arguments)
     }
 
     /// Replaces the budgets of later runs (the pool's size and heap cap are fixed once started).

@@ -7,17 +7,27 @@ use super::bridge::Bridge;
 use crate::codegen;
 use crate::json;
 use crate::pipeline::ToolRuntime;
-use crate::registry::{RUN_CODE, SEARCH_TOOLS};
 use crate::runtime::{RunFailure, RunRequest};
 use crate::tool::{
-    BodyOutput, ContentBlock, DefinitionError, HarnessCode, Render, Renderer, ToolDefinition,
-    ToolError, ToolExecution, ToolRunContext,
+    BodyOutput, ContentBlock, DefinitionError, HarnessCode, HostRole, Presence, Render, Renderer,
+    ToolDefinition, ToolError, ToolExecution, ToolRole, ToolRunContext,
 };
 use dsh_tools_protocol::CodeLanguage;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use std::sync::{Arc, Weak};
 use tokio_util::sync::CancellationToken;
+
+/// The Code Mode entry's name: the one place it is spelled.
+pub const RUN_CODE: &str = "run_code";
+
+/// `run_code`'s role: reserved, present under a code presentation, the one tool callable
+/// directly there, and never a binding.
+const ROLE: ToolRole = ToolRole::Host(HostRole {
+    purpose: "Code Mode",
+    presence: Presence::CodePresentation,
+    code_entry: true,
+});
 
 /// Content of a run with neither output nor result.
 pub const EMPTY_RUN: &str = "(run_code completed with no output)";
@@ -28,6 +38,7 @@ pub fn definition(
     code: Arc<CodeMode>,
 ) -> Result<ToolDefinition, DefinitionError> {
     ToolDefinition::builder(RUN_CODE)
+        .role(ROLE)
         .description(codegen::run_code_description(""))
         .validated_input_schema(codegen::run_code_input_schema())
         .output_json_schema(json!({
@@ -86,8 +97,8 @@ async fn run(
     let settled = CancellationToken::new();
     // Should this future be dropped mid-run, its sub-calls are still aborted.
     let _abort_sub_calls_if_dropped = settled.clone().drop_guard();
-    // The program binds what its scope sees as the run starts (`run_code` is not a binding;
-    // `search_tools` is, while the scope sees a deferred tool).
+    // The program binds what its scope sees as the run starts, and the host tools that are
+    // bindings while their presence holds.
     let agent = ctx.execution.agent.as_ref();
     let mut tools: Vec<String> = runtime
         .registry()
@@ -96,9 +107,8 @@ async fn run(
         .iter()
         .map(|tool| tool.definition.name.to_string())
         .collect();
-    if runtime.registry().resolve(SEARCH_TOOLS, agent).is_some() {
-        tools.push(SEARCH_TOOLS.to_owned());
-    }
+    let host = runtime.registry().host_bindings(agent);
+    tools.extend(host.iter().map(|tool| tool.definition.name.to_string()));
     let bridge = Bridge::new(runtime, ctx.execution.clone(), settled, code.events());
     let request = RunRequest {
         code: source,

@@ -31,8 +31,7 @@ mod typescript;
 pub use py_sdk::{python_declaration, python_sdk, python_sdk_deferring};
 pub use python::json_schema_to_py;
 pub use run_code::{
-    RUN_CODE_NAME, run_code_description, run_code_description_in, run_code_input_schema,
-    run_code_input_schema_in,
+    run_code_description, run_code_description_in, run_code_input_schema, run_code_input_schema_in,
 };
 pub use sdk::{
     SdkTool, first_sentence, one_line, typescript_declaration, typescript_sdk,

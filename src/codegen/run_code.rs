@@ -3,9 +3,6 @@
 use dsh_tools_protocol::CodeLanguage;
 use serde_json::{Value, json};
 
-/// The reserved name of the Code Mode transport tool.
-pub const RUN_CODE_NAME: &str = "run_code";
-
 /// What `run_code` does and takes, in the reference's wording: both required arguments
 /// (`code` and `description`) are named, so a model that reads only the tool definition
 /// still fills both. The SDK section (or, over MCP, the rest of the description) carries the
@@ -93,7 +90,6 @@ mod tests {
         assert_eq!(run_code_description(""), SUMMARY);
         assert_eq!(run_code_description(" \n"), SUMMARY);
         assert_eq!(run_code_description("SDK"), format!("{SUMMARY}\n\nSDK"));
-        assert_eq!(RUN_CODE_NAME, "run_code");
         assert_eq!(
             run_code_description_in(CodeLanguage::Python, "SDK"),
             format!("{PYTHON_SUMMARY}\n\nSDK")

@@ -12,12 +12,12 @@ mod bm25;
 mod tool;
 
 pub use bm25::{Index, tokenize};
-pub use tool::{DEFAULT_LIMIT, MAX_LIMIT, SEARCH_DESCRIPTION};
+pub use tool::{DEFAULT_LIMIT, MAX_LIMIT, SEARCH_DESCRIPTION, SEARCH_TOOLS};
 
 use crate::code_mode::CodeMode;
 use crate::pipeline::ToolRuntime;
-use crate::registry::{RegisteredTool, Registry, ScopeView};
-use crate::tool::{AgentId, DefinitionError};
+use crate::registry::{RegisteredTool, Registry, RegistryError, ScopeView};
+use crate::tool::AgentId;
 use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -33,7 +33,7 @@ const MAX_SCHEMA_NODES: usize = 256;
 
 /// Installs `search_tools` into `runtime`'s registry; `code` supplies the language of
 /// in-program results (a scope's `presentAs` language, else `codeRuntime.language`).
-pub fn install(runtime: &Arc<ToolRuntime>, code: &Arc<CodeMode>) -> Result<(), DefinitionError> {
+pub fn install(runtime: &Arc<ToolRuntime>, code: &Arc<CodeMode>) -> Result<(), RegistryError> {
     let discovery = Arc::new(Discovery {
         registry: Arc::downgrade(runtime.registry()),
         code: code.clone(),
@@ -41,8 +41,7 @@ pub fn install(runtime: &Arc<ToolRuntime>, code: &Arc<CodeMode>) -> Result<(), D
     });
     runtime
         .registry()
-        .install_search_tools(tool::definition(discovery)?);
-    Ok(())
+        .install_host_tool(tool::definition(discovery)?)
 }
 
 /// The search state shared by every `search_tools` call of one registry.

@@ -5,10 +5,10 @@ use super::Discovery;
 use crate::code_mode::sdk_tool;
 use crate::codegen;
 use crate::json;
-use crate::registry::{RegisteredTool, SEARCH_TOOLS};
+use crate::registry::RegisteredTool;
 use crate::tool::{
-    BodyOutput, ContentBlock, DefinitionError, HarnessCode, Render, Renderer, ToolDefinition,
-    ToolError, ToolExecution, ToolRunContext,
+    BodyOutput, ContentBlock, DefinitionError, HarnessCode, HostRole, Presence, Render, Renderer,
+    ToolDefinition, ToolError, ToolExecution, ToolRole, ToolRunContext,
 };
 use dsh_tools_protocol::CodeLanguage;
 use futures::future::BoxFuture;
@@ -28,9 +28,20 @@ as text, plus its schemas), and loaded tools are presented in full from the next
 `select:<name>[,<name>]` as the query loads tools by exact name. `limit` is 1 to 20 \
 (default 5).";
 
+/// The discovery tool's name: the one place it is spelled.
+pub const SEARCH_TOOLS: &str = "search_tools";
+
+/// `search_tools`' role: reserved, present while a scope sees a deferred tool, and a binding.
+const ROLE: ToolRole = ToolRole::Host(HostRole {
+    purpose: "tool discovery",
+    presence: Presence::WhileDeferred,
+    code_entry: false,
+});
+
 /// The `search_tools` definition over `discovery`.
 pub(super) fn definition(discovery: Arc<Discovery>) -> Result<ToolDefinition, DefinitionError> {
     ToolDefinition::builder(SEARCH_TOOLS)
+        .role(ROLE)
         .description(SEARCH_DESCRIPTION)
         .validated_input_schema(json!({
             "type": "object",

@@ -10,7 +10,7 @@ use super::hooks::{
 };
 use super::sequencer::Turns;
 use crate::json;
-use crate::registry::{RUN_CODE, RegisteredTool};
+use crate::registry::RegisteredTool;
 use crate::schema::PathRoot;
 use crate::tool::{
     BodyOutput, ContentBlock, ContextMessage, ExecutionToken, HarnessCode, InputSchema, Outcome,
@@ -58,12 +58,11 @@ impl ToolRuntime {
             signal,
         });
         let hooks = self.hooks.snapshot();
-        // `run_code` is the model's entry, not a binding: a program that started runs of its
-        // own would hold the isolates the host's other runs wait for.
+        // A sub-call resolves only bindings (the role says which tools are).
         let tool = self
             .registry
             .resolve(&execution.name, execution.agent.as_ref())
-            .filter(|_| execution.parent.is_none() || &*execution.name != RUN_CODE);
+            .filter(|tool| execution.parent.is_none() || tool.definition.role.is_binding());
         let stages = self.stages(&execution, tool.as_ref(), lossy, &hooks, &mut turns);
         let result = match AssertUnwindSafe(stages).catch_unwind().await {
             Ok(result) => result,
@@ -126,16 +125,11 @@ impl ToolRuntime {
             return unknown_tool(&execution.name);
         };
         if execution.parent.is_none()
-            && &*execution.name != RUN_CODE
+            && !tool.definition.role.is_code_entry()
             && self.registry.mode(execution.agent.as_ref()) == PresentationMode::Code
         {
-            let name = &execution.name;
-            return ToolExecutionResult::harness(
-                HarnessCode::UnknownTool,
-                format!(
-                    "unknown tool \"{name}\": only `run_code` is callable directly — call `{name}` from inside a `run_code` program instead"
-                ),
-            );
+            let entry = self.registry.code_entry(execution.agent.as_ref());
+            return only_the_entry_is_direct(&execution.name, entry.as_deref());
         }
         let definition = &tool.definition;
         if let Some(invalid) = invalid_arguments(definition, &execution.arguments) {
@@ -487,6 +481,20 @@ fn invalid_output(name: &str, detail: &str) -> ToolExecutionResult {
 
 fn unknown_tool(name: &str) -> ToolExecutionResult {
     ToolExecutionResult::harness(HarnessCode::UnknownTool, format!("unknown tool \"{name}\""))
+}
+
+/// A direct call under a `code` presentation of a tool that is not the Code Mode entry.
+fn only_the_entry_is_direct(name: &str, entry: Option<&RegisteredTool>) -> ToolExecutionResult {
+    let Some(entry) = entry else {
+        return unknown_tool(name);
+    };
+    let entry = &entry.definition.name;
+    ToolExecutionResult::harness(
+        HarnessCode::UnknownTool,
+        format!(
+            "unknown tool \"{name}\": only `{entry}` is callable directly — call `{name}` from inside a `{entry}` program instead"
+        ),
+    )
 }
 
 fn aborted_before_dispatch() -> ToolExecutionResult {

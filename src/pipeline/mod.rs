@@ -15,7 +15,7 @@ pub use schedule::{CallQueue, Ticket};
 pub use wrappers::{TimeoutWrapper, timed_out};
 
 use crate::json;
-use crate::registry::{Deferral, RUN_CODE, Registry, RegistryError};
+use crate::registry::{Deferral, Registry, RegistryError};
 use crate::spill::SpillStore;
 use crate::tool::{
     AgentId, Concurrency, InputSchema, ProgressSink, ToolDefinition, ToolExecutionInput,
@@ -236,7 +236,7 @@ impl ToolRuntime {
 
     /// `parallel` only when the visible definition classifies these arguments exactly `true`;
     /// unknown, hidden, invalid or unclassifiable calls are exclusive, and so is every name
-    /// but `run_code` under an effective `code` presentation, whose direct calls only fail.
+    /// but the Code Mode entry under an effective `code` presentation, whose direct calls only fail.
     pub async fn execution_mode(
         &self,
         name: &str,
@@ -255,12 +255,15 @@ impl ToolRuntime {
         agent: Option<&AgentId>,
         nested: bool,
     ) -> ExecutionMode {
-        if !nested && name != RUN_CODE && self.registry.mode(agent) == PresentationMode::Code {
-            return ExecutionMode::Exclusive;
-        }
         let Some(tool) = self.registry.resolve(name, agent) else {
             return ExecutionMode::Exclusive;
         };
+        if !nested
+            && !tool.definition.role.is_code_entry()
+            && self.registry.mode(agent) == PresentationMode::Code
+        {
+            return ExecutionMode::Exclusive;
+        }
         // The classifier sees what the call will run with: the canonical snapshot. Lossy
         // arguments make the call INVALID_ARGS, so it is exclusive like any invalid call.
         let mut snapshot = json::deep_clone(arguments);

@@ -10,7 +10,7 @@
 //! invalidate a view), and ends with the scope (`agents/close`).
 
 use super::{RegisteredTool, Registry, Scope, State};
-use crate::tool::{AgentId, ToolDefinition};
+use crate::tool::{AgentId, Presence, ToolDefinition};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use std::sync::Arc;
 
@@ -94,7 +94,7 @@ impl ScopeView {
             .filter_map(|(tool, deferred)| deferred.then_some(tool))
     }
 
-    /// Whether the scope sees at least one deferred tool (then `search_tools` is present).
+    /// Whether the scope sees at least one deferred tool (then a host tool present `WhileDeferred`, tool discovery, is too).
     pub fn has_deferred(&self) -> bool {
         self.deferred.contains(&true)
     }
@@ -113,7 +113,7 @@ impl ScopeView {
 pub struct Presented {
     /// Visible tools that are not deferred, lexicographic.
     pub always: Vec<Arc<RegisteredTool>>,
-    /// `search_tools`, when the scope sees a deferred tool.
+    /// The host tool present while the scope sees a deferred tool (tool discovery).
     pub search: Option<Arc<RegisteredTool>>,
     /// The deferred tools this scope loaded, in the order they were found.
     pub loaded: Vec<Arc<RegisteredTool>>,
@@ -122,7 +122,7 @@ pub struct Presented {
 }
 
 impl Presented {
-    /// The native listing: the always-loaded tools, `search_tools`, then the loaded ones.
+    /// The native listing: the always-loaded tools, tool discovery, then the loaded ones.
     pub fn listed(&self) -> impl Iterator<Item = &Arc<RegisteredTool>> {
         self.always
             .iter()
@@ -153,22 +153,6 @@ impl Registry {
         if changed {
             self.notify(None);
         }
-    }
-
-    /// Installs the `search_tools` definition (resolved while a scope sees a deferred tool).
-    pub fn install_search_tools(&self, definition: ToolDefinition) {
-        let tool = RegisteredTool {
-            registration: Arc::from("builtin:search_tools"),
-            scope: None,
-            definition,
-        };
-        self.write().search_tools = Some(Arc::new(tool));
-    }
-
-    /// `search_tools` as `scope` resolves it: present while the scope sees a deferred tool.
-    pub(super) fn search_tools(&self, scope: Option<&AgentId>) -> Option<Arc<RegisteredTool>> {
-        let tool = self.state.read().search_tools.clone()?;
-        self.view(scope).has_deferred().then_some(tool)
     }
 
     /// What `scope` sees, with deferral, as of now (cached until the next change).
@@ -203,7 +187,13 @@ impl Registry {
         if presented.deferred.is_empty() {
             return presented;
         }
-        presented.search = self.state.read().search_tools.clone();
+        presented.search = self
+            .state
+            .read()
+            .host_tools
+            .values()
+            .find(|t| t.definition.role.host().map(|h| h.presence) == Some(Presence::WhileDeferred))
+            .cloned();
         presented.loaded = self
             .loaded_in(&view, scope)
             .into_iter()

@@ -8,13 +8,11 @@ pub enum RegistryError {
     /// A tool of that name exists in the layer.
     #[error("tool \"{0}\" is already registered in this layer")]
     DuplicateTool(String),
-    /// A reserved host tool's name: `run_code` (the Code Mode transport) or `search_tools`
-    /// (tool discovery).
+    /// A host tool's name (its role says what for).
     #[error(
-        "\"{0}\" is reserved for {purpose} and cannot be registered, reserved or restricted",
-        purpose = reserved_for(.0)
+        "\"{name}\" is reserved for {purpose} and cannot be registered, reserved or restricted"
     )]
-    ReservedName(&'static str),
+    ReservedName { name: String, purpose: &'static str },
     /// Names must be non-empty.
     #[error("tool name must be a non-empty string")]
     EmptyName,
@@ -52,6 +50,9 @@ pub enum RegistryError {
     /// A second `presentAs` in one scope.
     #[error("agent \"{0}\" already declared a presentation")]
     PresentationDeclared(String),
+    /// `install_host_tool` with a definition whose role is not a host role.
+    #[error("tool \"{0}\" is not a host tool: only a definition with a host role is installed")]
+    NotAHostTool(String),
 }
 
 impl RegistryError {
@@ -59,7 +60,7 @@ impl RegistryError {
     pub fn code(&self) -> &'static str {
         match self {
             RegistryError::DuplicateTool(_) => "DUPLICATE_TOOL",
-            RegistryError::ReservedName(_) => "RESERVED_NAME",
+            RegistryError::ReservedName { .. } => "RESERVED_NAME",
             RegistryError::EmptyName | RegistryError::EmptyAgent => "INVALID_NAME",
             RegistryError::Definition(error) => error.code(),
             RegistryError::UnknownAgent(_) => "UNKNOWN_AGENT",
@@ -70,14 +71,7 @@ impl RegistryError {
             RegistryError::UnknownName(_) => "UNKNOWN_NAME",
             RegistryError::LocalName(..) => "LOCAL_NAME",
             RegistryError::PresentationDeclared(_) => "PRESENTATION_DECLARED",
+            RegistryError::NotAHostTool(_) => "NOT_A_HOST_TOOL",
         }
-    }
-}
-
-/// What a reserved name is reserved for, as the refusal says it.
-fn reserved_for(name: &str) -> &'static str {
-    match name {
-        super::SEARCH_TOOLS => "tool discovery",
-        _ => "Code Mode",
     }
 }

@@ -1,6 +1,6 @@
 //! Registry state: one layer per scope, the registration index, and the visibility rules.
 
-use super::{Deferral, RegisteredTool, RegistryError, reserved};
+use super::{Deferral, RegisteredTool, RegistryError};
 use crate::tool::AgentId;
 use dsh_tools_protocol::{CodeLanguage, PresentationMode};
 use std::collections::{HashMap, HashSet};
@@ -69,8 +69,8 @@ impl Layer {
 pub(super) struct State {
     pub layers: HashMap<Scope, Layer>,
     pub default_mode: PresentationMode,
-    pub run_code: Option<Arc<RegisteredTool>>,
-    pub search_tools: Option<Arc<RegisteredTool>>,
+    /// The host's own tools (their role says when a scope sees them), by name.
+    pub host_tools: HashMap<Arc<str>, Arc<RegisteredTool>>,
     /// `tools.deferred` and `tools.alwaysLoaded`.
     pub deferral: Deferral,
     /// Bumped by every change (the registry's `write`): a cached view of an older
@@ -87,8 +87,7 @@ impl State {
         State {
             layers,
             default_mode: mode,
-            run_code: None,
-            search_tools: None,
+            host_tools: HashMap::new(),
             deferral: Deferral::default(),
             generation: 0,
             index: HashMap::new(),
@@ -200,12 +199,23 @@ impl State {
         self.chain(scope).iter().all(|layer| layer.admits(name))
     }
 
-    pub fn resolve(&self, name: &str, scope: Option<&AgentId>) -> Option<Arc<RegisteredTool>> {
-        if name == super::RUN_CODE {
-            return (self.mode(scope) != PresentationMode::Native)
-                .then(|| self.run_code.clone())
-                .flatten();
+    /// Fails for a host tool's name: it cannot be registered, reserved or restricted.
+    pub fn refuse_reserved(&self, name: &str) -> Result<(), RegistryError> {
+        match self
+            .host_tools
+            .get(name)
+            .and_then(|t| t.definition.role.host())
+        {
+            Some(host) => Err(RegistryError::ReservedName {
+                name: name.to_string(),
+                purpose: host.purpose,
+            }),
+            None => Ok(()),
         }
+    }
+
+    /// The registered tool `name` resolves to in `scope` (host tools are the registry's).
+    pub fn resolve(&self, name: &str, scope: Option<&AgentId>) -> Option<Arc<RegisteredTool>> {
         if let Some(tool) = self.own(scope).and_then(|own| own.tools.get(name)) {
             return Some(tool.clone());
         }
@@ -257,9 +267,7 @@ impl State {
         let mut names: Vec<&Arc<str>> = restriction.names().iter().collect();
         names.sort();
         for name in names {
-            if let Some(reserved) = reserved(name) {
-                return Err(RegistryError::ReservedName(reserved));
-            }
+            self.refuse_reserved(name)?;
             if inherited.contains(name) {
                 continue;
             }

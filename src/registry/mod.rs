@@ -10,7 +10,9 @@
 //! - the presentation (`presentAs`) is inherited the same way: the nearest on the chain wins;
 //! - restrictions are visibility, not authority: a host that must forbid a call uses policy;
 //! - deferral (`deferral`) changes only how a visible tool is presented: a deferred tool stays
-//!   visible and callable under every rule above, and `search_tools` loads it per scope.
+//!   visible and callable under every rule above, and the discovery host tool loads it per scope;
+//! - host tools (installed by the layer that defines them, with a host role, `crate::tool::ToolRole::Host`)
+//!   are reserved names, present in a scope as their role's presence says.
 
 mod deferral;
 mod error;
@@ -20,25 +22,12 @@ pub use deferral::{Deferral, Presented, ScopeView};
 pub use error::RegistryError;
 pub use layers::Restriction;
 
-use crate::tool::{AgentId, ToolDefinition};
+use crate::tool::{AgentId, Presence, ToolDefinition};
 use dsh_tools_protocol::{CodeLanguage, PresentationMode};
 use layers::{Scope, State};
 use parking_lot::{Mutex, RwLock, RwLockWriteGuard};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-
-/// The reserved Code Mode transport name.
-pub const RUN_CODE: &str = "run_code";
-
-/// The reserved tool-discovery tool: present in a scope whenever it sees a deferred tool.
-pub const SEARCH_TOOLS: &str = "search_tools";
-
-/// The reserved host tool `name` is, if it is one.
-fn reserved(name: &str) -> Option<&'static str> {
-    [RUN_CODE, SEARCH_TOOLS]
-        .into_iter()
-        .find(|reserved| *reserved == name)
-}
 
 /// A tool as registered: its definition plus where it lives.
 #[derive(Debug)]
@@ -105,14 +94,70 @@ impl Registry {
         }
     }
 
-    /// Installs the Code Mode transport that `run_code` resolves to under a code mode.
-    pub fn install_run_code(&self, definition: ToolDefinition) {
+    /// Installs a host tool: a definition whose role is [`ToolRole::Host`] (its name is
+    /// reserved from now on; its presence decides which scopes see it).
+    pub fn install_host_tool(&self, definition: ToolDefinition) -> Result<(), RegistryError> {
+        if !definition.role.is_reserved() {
+            return Err(RegistryError::NotAHostTool(definition.name.to_string()));
+        }
+        let name = definition.name.clone();
         let tool = RegisteredTool {
-            registration: Arc::from("builtin:run_code"),
+            registration: Arc::from(format!("builtin:{name}")),
             scope: None,
             definition,
         };
-        self.write().run_code = Some(Arc::new(tool));
+        self.write().host_tools.insert(name, Arc::new(tool));
+        self.notify(None);
+        Ok(())
+    }
+
+    /// The host tool `name`, whether or not a scope sees it now.
+    pub fn host_tool(&self, name: &str) -> Option<Arc<RegisteredTool>> {
+        self.state.read().host_tools.get(name).cloned()
+    }
+
+    /// The Code Mode entry as `scope` sees it (present under a `code` or `both` presentation).
+    pub fn code_entry(&self, scope: Option<&AgentId>) -> Option<Arc<RegisteredTool>> {
+        let entry = self
+            .state
+            .read()
+            .host_tools
+            .values()
+            .find(|t| t.definition.role.is_code_entry())
+            .cloned()?;
+        self.present(entry, scope)
+    }
+
+    /// The host tools that are Code Mode bindings and present in `scope` now.
+    pub fn host_bindings(&self, scope: Option<&AgentId>) -> Vec<Arc<RegisteredTool>> {
+        let hosts: Vec<Arc<RegisteredTool>> = self
+            .state
+            .read()
+            .host_tools
+            .values()
+            .filter(|t| t.definition.role.is_binding())
+            .cloned()
+            .collect();
+        let mut present: Vec<_> = hosts
+            .into_iter()
+            .filter_map(|tool| self.present(tool, scope))
+            .collect();
+        present.sort_by(|a, b| a.definition.name.cmp(&b.definition.name));
+        present
+    }
+
+    /// `tool` if `scope` sees it now, as its role's presence says.
+    fn present(
+        &self,
+        tool: Arc<RegisteredTool>,
+        scope: Option<&AgentId>,
+    ) -> Option<Arc<RegisteredTool>> {
+        let present = match tool.definition.role.host().map(|h| h.presence) {
+            None => true,
+            Some(Presence::CodePresentation) => self.mode(scope) != PresentationMode::Native,
+            Some(Presence::WhileDeferred) => self.view(scope).has_deferred(),
+        };
+        present.then_some(tool)
     }
 
     /// Registers a definition in `scope`'s layer.
@@ -124,11 +169,9 @@ impl Registry {
         if definition.name.is_empty() {
             return Err(RegistryError::EmptyName);
         }
-        if let Some(reserved) = reserved(&definition.name) {
-            return Err(RegistryError::ReservedName(reserved));
-        }
         let id = {
             let mut state = self.write();
+            state.refuse_reserved(&definition.name)?;
             let id = state.next_id("tool");
             let layer = state.layer_mut(&scope)?;
             if layer.tools.contains_key(&definition.name) {
@@ -153,10 +196,8 @@ impl Registry {
         if name.is_empty() {
             return Err(RegistryError::EmptyName);
         }
-        if let Some(reserved) = reserved(name) {
-            return Err(RegistryError::ReservedName(reserved));
-        }
         let mut state = self.write();
+        state.refuse_reserved(name)?;
         let id = state.next_id("reserve");
         let name: Arc<str> = Arc::from(name);
         *state
@@ -265,11 +306,11 @@ impl Registry {
             .contains_key(&Some(Arc::from(agent)))
     }
 
-    /// The tool `name` resolves to in `scope` (shadowing and restrictions applied; `run_code`
-    /// under a code presentation; `search_tools` while the scope sees a deferred tool).
+    /// The tool `name` resolves to in `scope` (shadowing and restrictions applied; a host
+    /// tool while its presence holds).
     pub fn resolve(&self, name: &str, scope: Option<&AgentId>) -> Option<Arc<RegisteredTool>> {
-        if name == SEARCH_TOOLS {
-            return self.search_tools(scope);
+        if let Some(host) = self.host_tool(name) {
+            return self.present(host, scope);
         }
         self.state.read().resolve(name, scope)
     }
@@ -285,7 +326,7 @@ impl Registry {
         self.state.read().language(scope)
     }
 
-    /// Every tool `scope` sees, lexicographic by name (`run_code` excluded: the catalog is
+    /// Every tool `scope` sees, lexicographic by name (host tools excluded: the catalog is
     /// unchanged by presentation).
     pub fn visible(&self, scope: Option<&AgentId>) -> Vec<Arc<RegisteredTool>> {
         self.state.read().visible(scope)

@@ -2,7 +2,7 @@
 
 use super::{
     CardMeta, ContentBlock, DefinitionError, ToolCards, ToolError, ToolExecution,
-    ToolExecutionResult, ToolRunContext,
+    ToolExecutionResult, ToolRole, ToolRunContext,
 };
 use crate::schema::{self, Validator};
 use futures::future::BoxFuture;
@@ -154,6 +154,8 @@ pub struct ToolDefinition {
     /// Its description and schema stay out of the prompt until `search_tools` loads it
     /// (the registry's `tools.deferred` globs and `tools.alwaysLoaded` decide too).
     pub deferred: bool,
+    /// What the tool is to the host (ordinary, or a host tool such as Code Mode's entry).
+    pub role: ToolRole,
 }
 
 impl std::fmt::Debug for ToolDefinition {
@@ -180,6 +182,7 @@ impl ToolDefinition {
             cards: None,
             card_meta: None,
             deferred: false,
+            role: ToolRole::Ordinary,
         }
     }
 }
@@ -198,6 +201,7 @@ pub struct ToolDefinitionBuilder {
     cards: Option<Arc<dyn ToolCards>>,
     card_meta: Option<CardMeta>,
     deferred: bool,
+    role: ToolRole,
 }
 
 impl ToolDefinitionBuilder {
@@ -299,6 +303,12 @@ impl ToolDefinitionBuilder {
         self
     }
 
+    /// What the tool is to the host; only the layer that defines a host tool sets this.
+    pub fn role(mut self, role: ToolRole) -> Self {
+        self.role = role;
+        self
+    }
+
     /// Finishes the definition with its body; fails like registration would.
     pub fn body(self, body: impl ToolBody) -> Result<ToolDefinition, DefinitionError> {
         self.body_arc(Arc::new(body))
@@ -331,6 +341,7 @@ impl ToolDefinitionBuilder {
             cards: self.cards,
             card_meta: self.card_meta,
             deferred: self.deferred,
+            role: self.role,
         })
     }
 }

@@ -6,6 +6,7 @@ mod error;
 mod execution;
 mod progress;
 mod result;
+mod role;
 mod signal;
 
 pub use cards::*;
@@ -15,4 +16,5 @@ pub use error::DefinitionError;
 pub use execution::*;
 pub use progress::*;
 pub use result::*;
+pub use role::{HostRole, Presence, ToolRole};
 pub use signal::{Signal, SignalToken};

@@ -24,9 +24,11 @@ pub fn runtime() -> Arc<ToolRuntime> {
     runtime_with(json!({}))
 }
 
-/// A runtime configured by `config` (a `HostConfig` as JSON).
+/// A runtime configured by `config` (a `HostConfig` as JSON), with the host tools a host
+/// has (Code Mode's entry, tool discovery) and nothing else of the host configured.
 pub fn runtime_with(config: Value) -> Arc<ToolRuntime> {
-    ToolRuntime::new(&dsh_tools::config::parse(config).unwrap())
+    let config = dsh_tools::config::parse(config).unwrap();
+    dsh_tools::host::Host::new(&config).runtime
 }
 
 /// Bounds a wait that only a broken pipeline would make endless, so a regression fails

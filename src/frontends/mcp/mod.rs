@@ -16,7 +16,6 @@ use crate::code_mode::CodeMode;
 use crate::codegen::{run_code_description_in, run_code_input_schema_in};
 use crate::pipeline::ToolRuntime;
 use crate::pipeline::wrappers::Metrics;
-use crate::registry::RUN_CODE;
 use crate::tool::{AgentId, Signal, ToolDefinition, ToolExecutionInput};
 use dsh_tools_protocol::{CodeLanguage, PresentationMode};
 use progress::ProgressForwarder;
@@ -140,10 +139,7 @@ impl McpFront {
             }
         }
         if self.mode != PresentationMode::Native
-            && let Some(run_code) = self
-                .runtime
-                .registry()
-                .resolve(RUN_CODE, self.scope.as_ref())
+            && let Some(run_code) = self.runtime.registry().code_entry(self.scope.as_ref())
         {
             let sdk = CodeMode::sdk_in(&self.runtime, self.scope.as_ref(), self.language);
             let mut tool = mcp_tool(
@@ -497,7 +493,8 @@ mod tests {
                 .with_language(language)
                 .tools();
             let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-            assert_eq!(names, ["run_code"]);
+            let entry = runtime.registry().code_entry(None).unwrap();
+            assert_eq!(names, [entry.definition.name.as_ref()]);
             let description = tools[0].description.as_deref().unwrap_or_default();
             assert!(
                 description.starts_with(summary) && description.contains(fence),

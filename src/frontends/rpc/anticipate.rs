@@ -1,22 +1,25 @@
-//! A `run_code` request read off the wire gets its isolate ready before the request is served.
+//! Anticipation, a [`RequestHook`]: a `tools/execute` of the Code Mode entry gets its
+//! isolate ready before the request is served.
 //!
-//! A spaced run meets an isolate whose caches went cold while it waited, and about half of a
-//! trivial run's time in it is those misses. The isolate's thread can warm up on the other
-//! core (`IsolatePool::anticipate`) while this one parses the request and runs the pipeline's
-//! stages, but only if it hears of the run early: told when the call reached the pipeline,
-//! the warm-up still ran when the job arrived and the run was no faster. So the frame is
-//! looked at here, as soon as it is known to be a `tools/execute` request, by a borrowed
-//! parse of the two fields that decide (the method's own parse follows, unchanged). A
-//! request that then fails (bad params, a denial) has only cost the other core a warm-up.
+//! A spaced run meets an isolate whose caches went cold while it waited. The isolate's
+//! thread can warm up on the other core (`IsolatePool::anticipate`) while this one parses
+//! the request and runs the pipeline's stages, but only if it hears of the run early: told
+//! when the call reached the pipeline, the warm-up was still running when the job arrived.
+//! So the frame is looked at as soon as it is read, by a borrowed parse of the two fields
+//! that decide (the method's own parse follows, unchanged). A request that then fails (bad
+//! params, a denial) has only cost the other core a warm-up.
 
+use super::router::RequestHook;
+use crate::code_mode::CodeMode;
+use crate::pipeline::ToolRuntime;
+use crate::tool::AgentId;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
+use std::sync::Arc;
 
-use crate::registry::RUN_CODE;
-
-/// Params longer than this are not looked at: the look reads them whole, and a program this
-/// long spends far more than a cold cache's 150 µs in its own compilation.
+/// Params longer than this are not looked at: the look reads them whole, and a program
+/// this long costs far more in its own compilation than a cold cache does.
 const LOOKED_AT_BYTES: usize = 64 * 1024;
 
 /// The fields of `tools/execute` params that say whether a top-level run is coming.
@@ -28,16 +31,33 @@ struct Execute<'a> {
     agent: Option<Cow<'a, str>>,
 }
 
-/// `Some(agent)` when `method` with `params` is a `tools/execute` of `run_code` (the agent
-/// whose scope it runs in, if any); `None` for anything else, malformed params included, and
-/// for params over [`LOOKED_AT_BYTES`].
-pub(super) fn run_code_request(method: &str, params: Option<&RawValue>) -> Option<Option<String>> {
+/// The hook over one host's runtime and Code Mode.
+pub struct Anticipation {
+    pub runtime: Arc<ToolRuntime>,
+    pub code: Arc<CodeMode>,
+}
+
+impl RequestHook for Anticipation {
+    fn on_request(&self, method: &str, params: Option<&RawValue>) {
+        let Some(execute) = execute_params(method, params) else {
+            return;
+        };
+        let entry = self.runtime.registry().host_tool(&execute.name);
+        if entry.is_some_and(|tool| tool.definition.role.is_code_entry()) {
+            let agent = execute.agent.map(|agent| AgentId::from(agent.as_ref()));
+            self.code.anticipate(&self.runtime, agent.as_ref());
+        }
+    }
+}
+
+/// The tool name and agent of `tools/execute` params; `None` for any other method,
+/// malformed params, and params over [`LOOKED_AT_BYTES`].
+fn execute_params<'a>(method: &str, params: Option<&'a RawValue>) -> Option<Execute<'a>> {
     let params = params?.get();
     if method != "tools/execute" || params.len() > LOOKED_AT_BYTES {
         return None;
     }
-    let execute: Execute = serde_json::from_str(params).ok()?;
-    (execute.name == RUN_CODE).then(|| execute.agent.map(Cow::into_owned))
+    serde_json::from_str(params).ok()
 }
 
 #[cfg(test)]
@@ -45,38 +65,38 @@ pub(super) fn run_code_request(method: &str, params: Option<&RawValue>) -> Optio
 mod tests {
     use super::*;
 
-    fn check(method: &str, params: &str) -> Option<Option<String>> {
+    fn check(method: &str, params: &str) -> Option<(String, Option<String>)> {
         let params = RawValue::from_string(params.to_owned()).unwrap();
-        run_code_request(method, Some(&params))
+        execute_params(method, Some(&params))
+            .map(|e| (e.name.into_owned(), e.agent.map(Cow::into_owned)))
     }
 
     #[test]
-    fn only_a_tools_execute_of_run_code_is_anticipated_with_its_agent() {
-        let run = r#"{"callId":"c","name":"run_code","arguments":{"code":"return 1"}}"#;
-        assert_eq!(check("tools/execute", run), Some(None));
-        let scoped = r#"{"callId":"c","name":"run_code","agent":"reviewer","arguments":{}}"#;
+    fn only_tools_execute_params_are_read_with_their_agent() {
+        let run = r#"{"callId":"c","name":"entry","arguments":{"code":"return 1"}}"#;
+        assert_eq!(check("tools/execute", run), Some(("entry".into(), None)));
+        let scoped = r#"{"callId":"c","name":"entry","agent":"reviewer","arguments":{}}"#;
         assert_eq!(
             check("tools/execute", scoped),
-            Some(Some("reviewer".to_owned()))
+            Some(("entry".into(), Some("reviewer".to_owned())))
         );
-        // Escaped names are compared decoded.
-        let escaped = r#"{"callId":"c","name":"run\u005fcode"}"#;
-        assert_eq!(check("tools/execute", escaped), Some(None));
+        // Escaped names are decoded.
+        let escaped = r#"{"callId":"c","name":"en\u0074ry"}"#;
         assert_eq!(
-            check("tools/execute", r#"{"callId":"c","name":"read"}"#),
-            None
+            check("tools/execute", escaped),
+            Some(("entry".into(), None))
         );
         assert_eq!(check("tools/executeBatch", run), None);
         assert_eq!(check("tools/execute", r#"{"name":7}"#), None);
         assert_eq!(check("tools/execute", "[1]"), None);
-        assert_eq!(run_code_request("tools/execute", None), None);
+        assert!(execute_params("tools/execute", None).is_none());
         // Params of exactly the limit are looked at, one byte more are not.
         let sized = |bytes: usize| {
             let frame =
-                |code: &str| format!(r#"{{"name":"run_code","arguments":{{"code":"{code}"}}}}"#);
+                |code: &str| format!(r#"{{"name":"entry","arguments":{{"code":"{code}"}}}}"#);
             frame(&"x".repeat(bytes - frame("").len()))
         };
-        assert_eq!(check("tools/execute", &sized(LOOKED_AT_BYTES)), Some(None));
+        assert!(check("tools/execute", &sized(LOOKED_AT_BYTES)).is_some());
         assert_eq!(check("tools/execute", &sized(LOOKED_AT_BYTES + 1)), None);
     }
 }

@@ -1,35 +1,25 @@
-//! The method table (jsonrpsee `RpcModule`): typed params in, wire results out.
+//! The method table: each method's handler (typed params in, wire results out) and how it
+//! runs, declared together in [`router`].
 
 use super::errors::{invalid_params, rpc_error};
 use super::hooks::{ClientApprover, ClientHook};
 use super::progress::ProgressNotifier;
 use super::reply::{DirectReply, Results};
-use super::session::{Lifecycle, RequestSignal, Session};
+use super::router::{Dispatch, Router};
+use super::session::{Client, RequestSignal, Session};
 use super::{client_tool, convert, params};
 use crate::config;
 use crate::pipeline::wrappers::ToolMetrics;
-use crate::policy::PolicySet;
 use crate::process::sandbox;
 use crate::registry::Restriction;
 use crate::tool::{AgentId, Signal, ToolExecutionInput};
 use dsh_tools_protocol::{self as wire, CodeLanguage, error_codes};
-use jsonrpsee::RpcModule;
 use jsonrpsee_types::ErrorObjectOwned;
 use serde_json::value::RawValue;
 use std::collections::HashSet;
 use std::sync::Arc;
 
 type RpcResult<T> = Result<T, ErrorObjectOwned>;
-
-/// Methods that may wait on the client or on tools run as their own tasks; every other
-/// method is answered inline, in arrival order.
-/// `shutdown` runs as a task too: it waits for the work in flight.
-pub const CONCURRENT_METHODS: &[&str] = &[
-    "tools/execute",
-    "tools/executeBatch",
-    "tools/executionMode",
-    "shutdown",
-];
 
 /// The cancellation signal the server attached to a request.
 fn signal_of(extensions: &jsonrpsee::Extensions) -> Signal {
@@ -39,26 +29,27 @@ fn signal_of(extensions: &jsonrpsee::Extensions) -> Signal {
         .unwrap_or_default()
 }
 
-/// Builds the method table over one session.
-pub fn table(session: Arc<Session>) -> RpcModule<Session> {
-    let mut module = RpcModule::from_arc(session);
+/// Builds the routes over one session. Methods that may wait on the client or on tools run
+/// as tasks (`shutdown` too: it waits for the work in flight); every other method is
+/// answered inline, in arrival order.
+pub fn router(session: Arc<Session>) -> Router {
+    let mut router = Router::new(session);
     macro_rules! method {
-        ($name:literal, $handler:expr) => {
+        ($name:literal, $dispatch:ident, $handler:expr) => {
             // Names are distinct literals, so registration cannot fail.
-            let _ = module.register_async_method(
-                $name,
-                move |params, session, extensions| async move {
+            let _ = router
+                .route($name, Dispatch::$dispatch)
+                .register_async_method($name, move |params, session, extensions| async move {
                     $handler(params::parse(&params), session, signal_of(&extensions)).await
-                },
-            );
+                });
         };
     }
     // Methods answering with results: written in place when the server gave a slot.
     macro_rules! results_method {
-        ($name:literal, $handler:expr) => {
-            let _ = module.register_async_method(
-                $name,
-                move |params, session, extensions| async move {
+        ($name:literal, $dispatch:ident, $handler:expr) => {
+            let _ = router
+                .route($name, Dispatch::$dispatch)
+                .register_async_method($name, move |params, session, extensions| async move {
                     let results =
                         $handler(params::parse(&params), session, signal_of(&extensions)).await?;
                     Ok::<_, ErrorObjectOwned>(match extensions.get::<DirectReply>() {
@@ -68,35 +59,42 @@ pub fn table(session: Arc<Session>) -> RpcModule<Session> {
                         }
                         None => results.to_json(),
                     })
-                },
-            );
+                });
         };
     }
-    method!("initialize", initialize);
-    method!("shutdown", shutdown);
-    method!("tools/register", register);
-    method!("tools/unregister", unregister);
-    method!("tools/reserve", reserve);
-    method!("tools/schemas", schemas);
-    method!("tools/get", get);
-    method!("tools/isAdmitted", is_admitted);
-    method!("tools/restrict", restrict);
-    method!("tools/presentAs", present_as);
-    method!("agents/open", open_agent);
-    method!("agents/close", close_agent);
-    method!("tools/executionMode", execution_mode);
-    results_method!("tools/execute", execute);
-    results_method!("tools/executeBatch", execute_batch);
-    method!("tools/prompt", prompt);
-    method!("tools/loaded", loaded);
-    method!("tools/unload", unload);
-    method!("tools/metrics", metrics);
-    method!("tools/presentCall", present_call);
-    method!("tools/presentResult", present_result);
-    method!("hooks/subscribe", subscribe);
-    method!("hooks/unsubscribe", unsubscribe);
-    method!("mcp/status", mcp_status);
-    module
+    method!("initialize", Inline, initialize);
+    method!("shutdown", Task, shutdown);
+    method!("tools/register", Inline, register);
+    method!("tools/unregister", Inline, unregister);
+    method!("tools/reserve", Inline, reserve);
+    method!("tools/schemas", Inline, schemas);
+    method!("tools/get", Inline, get);
+    method!("tools/isAdmitted", Inline, is_admitted);
+    method!("tools/restrict", Inline, restrict);
+    method!("tools/presentAs", Inline, present_as);
+    method!("agents/open", Inline, open_agent);
+    method!("agents/close", Inline, close_agent);
+    method!("tools/executionMode", Task, execution_mode);
+    results_method!("tools/execute", Task, execute);
+    results_method!("tools/executeBatch", Task, execute_batch);
+    method!("tools/prompt", Inline, prompt);
+    method!("tools/loaded", Inline, loaded);
+    method!("tools/unload", Inline, unload);
+    method!("tools/metrics", Inline, metrics);
+    method!("tools/presentCall", Inline, present_call);
+    method!("tools/presentResult", Inline, present_result);
+    method!("hooks/subscribe", Inline, subscribe);
+    method!("hooks/unsubscribe", Inline, unsubscribe);
+    method!("mcp/status", Inline, mcp_status);
+    router
+}
+
+/// The framing's name in `initialize`'s result.
+fn framing_name(framing: crate::transport::framing::Framing) -> &'static str {
+    match framing {
+        crate::transport::framing::Framing::Ndjson => "ndjson",
+        _ => "lsp",
+    }
 }
 
 /// Methods that make the host ask the client need the matching capability.
@@ -118,7 +116,7 @@ fn agent(name: Option<String>) -> Option<AgentId> {
 /// Rejects a viewing scope that is not open.
 fn known_scope(session: &Session, name: Option<String>) -> RpcResult<Option<AgentId>> {
     match name {
-        Some(name) if !session.runtime.registry().has_agent(&name) => {
+        Some(name) if !session.host.runtime.registry().has_agent(&name) => {
             Err(crate::registry::RegistryError::UnknownAgent(name).into())
         }
         other => Ok(agent(other)),
@@ -143,56 +141,32 @@ async fn initialize(
     }
     let config =
         config::parse(merged).map_err(|e| invalid_params(format!("invalid params: {e}")))?;
-    let mut policy = session.policy.lock();
-    match policy.as_mut() {
-        Some(set) => set.replace(&session.runtime, &config),
-        None => PolicySet::install(&session.runtime, &config).map(|set| *policy = Some(set)),
-    }
-    .map_err(|e| invalid_params(format!("invalid params: {e}")))?;
-    drop(policy);
-    session.runtime.configure(&config);
-    crate::builtins::register_builtins(&session.runtime, &config.builtins, &config.sandbox)
+    let host = &session.host;
+    host.configure(&config)
         .map_err(|e| invalid_params(format!("invalid params: {e}")))?;
     if params.capabilities.approval {
-        session
-            .runtime
+        host.runtime
             .set_approver(Some(Arc::new(ClientApprover(session.peer.clone()))));
     }
-    session.code.configure(config.code_runtime.clone());
-    session.code.set_sandbox(config.sandbox.clone());
-    session
-        .code
-        .set_max_depth(config.transport.max_nesting_depth);
     session
         .peer
         .set_cancel_grace_ms(config.pipeline.cancel_grace_ms);
-    if config.tools.mode != wire::PresentationMode::Native {
-        // Warm isolates in the background; a failure here surfaces on the first run instead.
-        let code = session.code.clone();
-        tokio::spawn(async move {
-            if let Err(e) = code.prewarm().await {
-                tracing::warn!("{e}");
-            }
-        });
-    }
-    session.mcp.start(
-        session.runtime.registry(),
-        &config.mcp_servers,
-        &config.sandbox,
-    );
+    host.prewarm_in_background(config.tools.mode);
     session
         .dispatch_detail
         .set(params.capabilities.code_dispatch_events);
     if params.capabilities.progress {
         let notifier = ProgressNotifier::new(session.outbox.clone());
         // `initialize` is accepted once, so this is the only sink.
-        if session.runtime.set_progress_sink(notifier.clone()).is_ok() {
-            session.runtime.add_observer(None, notifier);
+        if host.runtime.set_progress_sink(notifier.clone()).is_ok() {
+            host.runtime.add_observer(None, notifier);
         }
     }
-    *session.capabilities.lock() = params.capabilities;
-    *session.config.lock() = config.clone();
-    *session.lifecycle.lock() = Lifecycle::Initialized;
+    let framing = session.framing().map_or("lsp", framing_name);
+    session.initialized(Client {
+        capabilities: params.capabilities,
+        config: config.clone(),
+    });
     Ok(wire::InitializeResult {
         protocol_version: "1".into(),
         server_info: wire::PeerInfo {
@@ -206,7 +180,7 @@ async fn initialize(
                 .filter(|language| config.code_runtime.loads(*language))
                 .map(|language| crate::code_mode::language_name(language).into())
                 .collect(),
-            framing: session.framing.lock().clone(),
+            framing: framing.into(),
             max_message_bytes: config.transport.max_message_bytes,
             sandbox: sandbox::families::report(&config, &sandbox::kernel_support()),
             config,
@@ -222,7 +196,7 @@ async fn shutdown(
     session: Arc<Session>,
     _: Signal,
 ) -> RpcResult<()> {
-    session.drained_to(1).await;
+    session.requests.drained_to(1).await;
     Ok(())
 }
 
@@ -232,13 +206,16 @@ async fn register(
     _: Signal,
 ) -> RpcResult<wire::RegistrationResult> {
     let params = params?;
-    let declared = session.capabilities.lock().execute_tools;
+    let declared = session.client().capabilities.execute_tools;
     require(
         declared,
         "tools/register registers client-executed tools: declare capabilities.executeTools in initialize",
     )?;
     let definition = client_tool::definition(params.tool, &session.peer, &session.progress_routes)?;
-    let registration = session.runtime.register(definition, agent(params.agent))?;
+    let registration = session
+        .host
+        .runtime
+        .register(definition, agent(params.agent))?;
     Ok(wire::RegistrationResult {
         registration: registration.to_string(),
     })
@@ -250,6 +227,7 @@ async fn unregister(
     _: Signal,
 ) -> RpcResult<()> {
     Ok(session
+        .host
         .runtime
         .registry()
         .unregister(&params?.registration)?)
@@ -262,6 +240,7 @@ async fn reserve(
 ) -> RpcResult<wire::RegistrationResult> {
     let params = params?;
     let registration = session
+        .host
         .runtime
         .registry()
         .reserve(&params.name, agent(params.agent))?;
@@ -277,7 +256,7 @@ async fn schemas(
     _: Signal,
 ) -> RpcResult<Box<RawValue>> {
     let scope = known_scope(&session, params?.agent)?;
-    let visible = session.runtime.registry().visible(scope.as_ref());
+    let visible = session.host.runtime.registry().visible(scope.as_ref());
     let schemas: Vec<Box<RawValue>> = visible.iter().map(|t| convert::tool_schema(t)).collect();
     Ok(convert::raw_array(&schemas))
 }
@@ -291,18 +270,19 @@ async fn get(
     let params = params?;
     let scope = known_scope(&session, params.agent)?;
     let Some(tool) = session
+        .host
         .runtime
         .registry()
         .resolve(&params.name, scope.as_ref())
     else {
         return Ok(None);
     };
-    if tool.definition.name.as_ref() != crate::registry::RUN_CODE {
+    if !tool.definition.role.is_code_entry() {
         return Ok(Some(convert::tool_schema(&tool)));
     }
     // `run_code` is described in the language of the scope asking, as its prompt is.
-    let code = session.config.lock().code_runtime.clone();
-    let language = crate::code_mode::language_of(&session.runtime, scope.as_ref(), &code);
+    let code = session.client().config.code_runtime.clone();
+    let language = crate::code_mode::language_of(&session.host.runtime, scope.as_ref(), &code);
     Ok(Some(convert::run_code_schema(&tool, language)))
 }
 
@@ -314,6 +294,7 @@ async fn is_admitted(
     let params = params?;
     let scope = known_scope(&session, params.agent)?;
     Ok(session
+        .host
         .runtime
         .registry()
         .is_admitted(&params.name, scope.as_ref()))
@@ -358,6 +339,7 @@ async fn restrict(
         _ => return Err(crate::registry::RegistryError::EmptyFilter.into()),
     };
     let registration = session
+        .host
         .runtime
         .registry()
         .restrict(agent(params.agent), restriction)?;
@@ -372,7 +354,7 @@ async fn present_as(
     _: Signal,
 ) -> RpcResult<wire::RegistrationResult> {
     let params = params?;
-    let registration = session.runtime.registry().present_as_in(
+    let registration = session.host.runtime.registry().present_as_in(
         agent(params.agent),
         params.mode,
         params.language,
@@ -389,6 +371,7 @@ async fn open_agent(
 ) -> RpcResult<()> {
     let params = params?;
     Ok(session
+        .host
         .runtime
         .registry()
         .open_agent(AgentId::from(params.agent), agent(params.parent))?)
@@ -399,7 +382,7 @@ async fn close_agent(
     session: Arc<Session>,
     _: Signal,
 ) -> RpcResult<()> {
-    Ok(session.runtime.close_agent(&params?.agent)?)
+    Ok(session.host.runtime.close_agent(&params?.agent)?)
 }
 
 async fn execution_mode(
@@ -410,6 +393,7 @@ async fn execution_mode(
     let params = params?;
     let scope = known_scope(&session, params.agent)?;
     Ok(session
+        .host
         .runtime
         .execution_mode(&params.name, &params.arguments, scope.as_ref())
         .await)
@@ -425,7 +409,7 @@ async fn execute(
     let input = ToolExecutionInput::new(params.call_id, params.name, params.arguments)
         .with_signal(signal)
         .with_agent(scope);
-    Ok(Results::One(session.runtime.execute(input).await))
+    Ok(Results::One(session.host.runtime.execute(input).await))
 }
 
 async fn execute_batch(
@@ -442,6 +426,7 @@ async fn execute_batch(
     });
     let max_parallel = params.max_parallel.map(|n| n.max(1) as usize);
     let results = session
+        .host
         .runtime
         .execute_batch(calls.collect(), max_parallel)
         .await;
@@ -454,12 +439,12 @@ async fn prompt(
     _: Signal,
 ) -> RpcResult<wire::PromptAssembly> {
     let scope = known_scope(&session, params?.agent)?;
-    let config = session.config.lock().clone();
+    let client = session.client();
     crate::prompt::assemble(
-        &session.runtime,
+        &session.host.runtime,
         scope.as_ref(),
-        &config.tools.tool_order,
-        &config.code_runtime,
+        &client.config.tools.tool_order,
+        &client.config.code_runtime,
     )
     .map_err(|e| rpc_error(error_codes::REQUEST_FAILED, e.to_string(), Some(e.code())))
 }
@@ -471,7 +456,7 @@ async fn loaded(
     _: Signal,
 ) -> RpcResult<Vec<String>> {
     let scope = known_scope(&session, params?.agent)?;
-    let loaded = session.runtime.registry().loaded(scope.as_ref());
+    let loaded = session.host.runtime.registry().loaded(scope.as_ref());
     Ok(loaded.iter().map(|name| name.to_string()).collect())
 }
 
@@ -484,7 +469,11 @@ async fn unload(
     let params = params?;
     let scope = known_scope(&session, params.agent)?;
     let names: Vec<Arc<str>> = params.names.into_iter().map(Arc::from).collect();
-    session.runtime.registry().unload(scope.as_ref(), &names);
+    session
+        .host
+        .runtime
+        .registry()
+        .unload(scope.as_ref(), &names);
     Ok(())
 }
 
@@ -493,12 +482,7 @@ async fn metrics(
     session: Arc<Session>,
     _: Signal,
 ) -> RpcResult<Vec<ToolMetrics>> {
-    Ok(session
-        .policy
-        .lock()
-        .as_ref()
-        .map(|p| p.metrics.snapshot())
-        .unwrap_or_default())
+    Ok(session.host.metrics())
 }
 
 async fn subscribe(
@@ -507,7 +491,7 @@ async fn subscribe(
     _: Signal,
 ) -> RpcResult<wire::SubscribeResult> {
     let params = params?;
-    let declared = session.capabilities.lock().hooks;
+    let declared = session.client().capabilities.hooks;
     require(
         declared,
         "hooks/subscribe needs the hooks client capability (declare capabilities.hooks in initialize)",
@@ -520,13 +504,13 @@ async fn subscribe(
         "hook:{}",
         NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
-    let timeout_ms = session.config.lock().pipeline.hook_timeout_ms;
+    let timeout_ms = session.client().config.pipeline.hook_timeout_ms;
     let hook = Arc::new(ClientHook {
         subscription: subscription.clone(),
         peer: session.peer.clone(),
         timeout_ms,
     });
-    let runtime = &session.runtime;
+    let runtime = &session.host.runtime;
     let id = match params.event {
         wire::HookEvent::PreExecute => runtime.add_pre_execute(params.order, scope, hook),
         wire::HookEvent::Guard => runtime.add_guard(params.order, scope, hook),
@@ -545,7 +529,7 @@ async fn unsubscribe(
     let subscription = params?.subscription;
     let id = session.subscriptions.lock().remove(&subscription);
     match id {
-        Some(id) if session.runtime.remove_listener(id) => Ok(()),
+        Some(id) if session.host.runtime.remove_listener(id) => Ok(()),
         _ => Err(rpc_error(
             error_codes::REQUEST_FAILED,
             format!("unknown subscription \"{subscription}\""),
@@ -562,7 +546,7 @@ async fn present_call(
     let params = params?;
     let scope = known_scope(&session, params.agent)?;
     Ok(crate::cards::call_card(
-        &session.runtime,
+        &session.host.runtime,
         &params.name,
         &params.arguments,
         scope.as_ref(),
@@ -582,7 +566,7 @@ async fn present_result(
         meta: params.meta.or(params.result.meta),
     };
     Ok(crate::cards::result_card(
-        &session.runtime,
+        &session.host.runtime,
         &params.name,
         &params.arguments,
         &result,
@@ -595,5 +579,5 @@ async fn mcp_status(
     session: Arc<Session>,
     _: Signal,
 ) -> RpcResult<Vec<wire::McpServerStatus>> {
-    Ok(session.mcp.status())
+    Ok(session.host.mcp.status())
 }

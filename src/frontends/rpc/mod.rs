@@ -1,16 +1,20 @@
-//! JSON-RPC over the transport: the method table, lifecycle, conversions at the wire
-//! boundary, and client-executed tools.
+//! JSON-RPC over the transport: the connection loop, the lifecycle gate, the router and its
+//! method table, conversions at the wire boundary, and client-executed tools.
 
 mod anticipate;
 mod client_tool;
 mod convert;
 mod errors;
 mod hooks;
+mod lifecycle;
 mod methods;
 mod nesting;
+mod notifiers;
 mod params;
 mod progress;
 mod reply;
+mod requests;
+mod router;
 mod server;
 mod session;
 

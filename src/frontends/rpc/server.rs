@@ -1,19 +1,19 @@
 //! The connection loop: read frames, demultiplex requests / notifications / responses /
-//! batches, gate by lifecycle, run methods (inline or as tasks), and shut down in order.
+//! batches, pass requests through the lifecycle gate to the router (inline or as tasks),
+//! and shut down in order.
 
-use super::anticipate;
-use super::methods::{self, CONCURRENT_METHODS};
+use super::anticipate::Anticipation;
+use super::methods;
 use super::nesting::nesting_exceeds;
 use super::reply::DirectReply;
-use super::session::{Lifecycle, RequestSignal, Session};
-use crate::tool::AgentId;
+use super::router::{Dispatch, Router};
+use super::session::{RequestSignal, Session};
 use crate::transport::framing::{FrameReader, Framing, ReadEvent};
 use crate::transport::{PeerError, spawn_writer};
 use dsh_tools_protocol::{HostConfig, TransportConfig, error_codes};
 use futures::FutureExt;
-use jsonrpsee::MethodCallback;
-use jsonrpsee::{ConnectionId, Extensions, RpcModule};
-use jsonrpsee_types::{Id, Params};
+use jsonrpsee::Extensions;
+use jsonrpsee_types::Id;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
@@ -49,8 +49,13 @@ where
     };
     let (outbox, writer) = spawn_writer(output, initial);
     let session = Session::new(outbox.clone(), options.base_config, options.config);
+    let mut router = methods::router(session.clone());
+    router.add_hook(Arc::new(Anticipation {
+        runtime: session.host.runtime.clone(),
+        code: session.host.code.clone(),
+    }));
     let connection = Connection {
-        methods: Arc::new(methods::table(session.clone())),
+        router,
         session: session.clone(),
     };
     // The cap is set before every read below.
@@ -61,7 +66,7 @@ where
         outbox.wait_below(OUTPUT_HIGH_WATER).await;
         while tasks.try_join_next().is_some() {}
         // `initialize.config` may change the limits; it is answered before the next read.
-        let max_bytes = max_message_bytes(&session.config.lock().transport);
+        let max_bytes = max_message_bytes(&session.client().config.transport);
         reader.set_max_message_bytes(max_bytes);
         let event = tokio::select! {
             event = reader.next() => event,
@@ -73,7 +78,7 @@ where
                 if !framing_known && let Some(framing) = reader.framing() {
                     framing_known = true;
                     outbox.set_framing(framing);
-                    *session.framing.lock() = framing_name(framing).into();
+                    session.set_framing(framing);
                 }
                 if let Some(code) = connection.handle(bytes, &mut tasks).await {
                     break code;
@@ -92,14 +97,13 @@ where
     // After `shutdown` the client asked for a graceful end: let the work it is waiting for
     // finish (requests to the client now fail fast). Otherwise EOF aborts what is in flight.
     // Cancel first, then disconnect: a waiter must see its call's abort, not a lost client.
-    if *session.lifecycle.lock() != Lifecycle::ShutDown {
-        session.cancel_all();
+    if !session.lifecycle.is_shut_down() {
+        session.requests.cancel_all();
     }
     session.peer.disconnect();
     while tasks.join_next().await.is_some() {}
-    session.mcp.shutdown().await;
-    // Every call has settled: the spill files go (unless `spill.keep`).
-    session.runtime.spill().cleanup();
+    // Every call has settled: MCP servers are reaped and the spill files go.
+    session.host.shutdown().await;
     drop(connection);
     drop(session);
     outbox.close();
@@ -109,13 +113,6 @@ where
 
 fn max_message_bytes(transport: &TransportConfig) -> usize {
     usize::try_from(transport.max_message_bytes).unwrap_or(usize::MAX)
-}
-
-fn framing_name(framing: Framing) -> &'static str {
-    match framing {
-        Framing::Ndjson => "ndjson",
-        Framing::Lsp | Framing::Auto => "lsp",
-    }
 }
 
 /// One incoming JSON-RPC object, fields kept raw (`id: null` is distinct from no id).
@@ -142,7 +139,7 @@ fn present<'de, D: serde::Deserializer<'de>>(
 }
 
 struct Connection {
-    methods: Arc<RpcModule<Session>>,
+    router: Router,
     session: Arc<Session>,
 }
 
@@ -172,7 +169,7 @@ enum Batched {
 impl Connection {
     /// Handles one frame; `Some(code)` ends the connection.
     async fn handle(&self, bytes: Vec<u8>, tasks: &mut JoinSet<()>) -> Option<i32> {
-        let max_depth = self.session.config.lock().transport.max_nesting_depth as usize;
+        let max_depth = self.session.client().config.transport.max_nesting_depth as usize;
         if nesting_exceeds(&bytes, max_depth) {
             let message = format!(
                 "invalid request: JSON nested deeper than transport.maxNestingDepth ({max_depth})"
@@ -253,7 +250,7 @@ impl Connection {
                     batch.push(b']');
                     outbox.send(batch);
                     for id in answered {
-                        session.untrack(&id);
+                        session.requests.untrack(&id);
                     }
                 });
             }
@@ -269,7 +266,7 @@ impl Connection {
                 tasks.spawn(async move {
                     let reply = work.await;
                     outbox.send(reply);
-                    session.untrack(&id);
+                    session.requests.untrack(&id);
                 });
                 None
             }
@@ -349,16 +346,13 @@ impl Connection {
 
     fn notification(&self, method: &str, params: Option<&RawValue>) -> Handled {
         match method {
-            "exit" => {
-                let shut_down = *self.session.lifecycle.lock() == Lifecycle::ShutDown;
-                Handled::Exit(if shut_down { 0 } else { 1 })
-            }
+            "exit" => Handled::Exit(self.session.lifecycle.exit_code()),
             "$/cancelRequest" => {
                 let id = params
                     .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
                     .and_then(|p| p.get("id").cloned());
                 match id {
-                    Some(id) if self.session.cancel(&id.to_string()) => {}
+                    Some(id) if self.session.requests.cancel(&id.to_string()) => {}
                     Some(id) => tracing::debug!("$/cancelRequest for {id}, which is not in flight"),
                     None => tracing::warn!("$/cancelRequest without an id"),
                 }
@@ -388,36 +382,21 @@ impl Connection {
         method: String,
         params: Option<&RawValue>,
     ) -> Handled {
-        let lifecycle = *self.session.lifecycle.lock();
-        let refusal = match (lifecycle, method.as_str()) {
-            (Lifecycle::Uninitialized, "initialize") => None,
-            (_, "initialize") => Some((
-                error_codes::INVALID_REQUEST,
-                "invalid request: initialize was already called",
-            )),
-            (Lifecycle::Uninitialized, _) => Some((
-                error_codes::SERVER_NOT_INITIALIZED,
-                "server not initialized: send initialize first",
-            )),
-            (Lifecycle::ShutDown, _) => Some((
-                error_codes::INVALID_REQUEST,
-                "invalid request: the host is shut down; only exit is accepted",
-            )),
-            (Lifecycle::Initialized, _) => None,
-        };
-        if let Some((code, message)) = refusal {
-            return Handled::Reply(error_response(Some(raw_id), code, message));
+        if let Err(refusal) = self.session.lifecycle.admit(&method) {
+            return Handled::Reply(error_response(Some(raw_id), refusal.code, refusal.message));
         }
-        if method == "shutdown" {
-            *self.session.lifecycle.lock() = Lifecycle::ShutDown;
-        }
-        if let Some(agent) = anticipate::run_code_request(&method, params) {
-            let agent = agent.map(AgentId::from);
-            self.session
-                .code
-                .anticipate(&self.session.runtime, agent.as_ref());
-        }
-        let Some(MethodCallback::Async(callback)) = self.methods.method(&method).cloned() else {
+        self.router.announce(&method, params);
+        // Canonical text, so `$/cancelRequest` finds it however the client spelled the id.
+        let id_text = serde_json::from_str::<Value>(raw_id.get())
+            .map_or_else(|_| raw_id.get().to_string(), |id| id.to_string());
+        let id = jsonrpsee_id(raw_id);
+        let token = self.session.requests.track(&id_text);
+        let mut extensions = Extensions::new();
+        extensions.insert(RequestSignal(token));
+        let direct = DirectReply::new(serde_json::to_string(&id).unwrap_or_else(|_| "null".into()));
+        extensions.insert(direct.clone());
+        let Some((dispatch, call)) = self.router.call(&method, id, params, extensions) else {
+            self.session.requests.untrack(&id_text);
             let message = format!("method not found: {method:?}");
             return Handled::Reply(error_response(
                 Some(raw_id),
@@ -425,22 +404,6 @@ impl Connection {
                 &message,
             ));
         };
-        // Canonical text, so `$/cancelRequest` finds it however the client spelled the id.
-        let id_text = serde_json::from_str::<Value>(raw_id.get())
-            .map_or_else(|_| raw_id.get().to_string(), |id| id.to_string());
-        let id = jsonrpsee_id(raw_id);
-        let token = self.session.track(&id_text);
-        let mut extensions = Extensions::new();
-        extensions.insert(RequestSignal(token));
-        let direct = DirectReply::new(serde_json::to_string(&id).unwrap_or_else(|_| "null".into()));
-        extensions.insert(direct.clone());
-        let call = callback(
-            id,
-            Params::new(params.map(RawValue::get)).into_owned(),
-            ConnectionId(0),
-            usize::MAX,
-            extensions,
-        );
         let panicked = id_text.clone();
         let run = async move {
             match AssertUnwindSafe(call).catch_unwind().await {
@@ -450,12 +413,13 @@ impl Connection {
                 Err(_) => internal_error_for(&panicked),
             }
         };
-        if CONCURRENT_METHODS.contains(&method.as_str()) {
-            Handled::Pending(Box::pin(run), id_text)
-        } else {
-            let reply = run.await;
-            self.session.untrack(&id_text);
-            Handled::Reply(reply)
+        match dispatch {
+            Dispatch::Task => Handled::Pending(Box::pin(run), id_text),
+            Dispatch::Inline => {
+                let reply = run.await;
+                self.session.requests.untrack(&id_text);
+                Handled::Reply(reply)
+            }
         }
     }
 

@@ -10,7 +10,8 @@ use crate::support::runtime as runtime_support;
 use dsh_tools::ToolRuntime;
 use dsh_tools::pipeline::hooks::{ApprovalOutcome, PreDecision};
 use dsh_tools::tool::{
-    AgentId, BodyOutput, HarnessCode, ToolDefinition, ToolExecutionInput, ToolRunContext,
+    AgentId, BodyOutput, HarnessCode, HostRole, Presence, ToolDefinition, ToolExecutionInput,
+    ToolRole, ToolRunContext,
 };
 use dsh_tools_protocol::PresentationMode;
 use runtime_support::*;
@@ -188,7 +189,13 @@ async fn a_code_config_applies_to_every_scope_without_its_own_presentation() {
 fn install_fake_run_code(runtime: &Arc<ToolRuntime>) {
     let weak: Arc<OnceLock<Weak<ToolRuntime>>> = Arc::new(OnceLock::new());
     weak.set(Arc::downgrade(runtime)).unwrap();
+    let role = ToolRole::Host(HostRole {
+        purpose: "Code Mode",
+        presence: Presence::CodePresentation,
+        code_entry: true,
+    });
     let definition = ToolDefinition::builder("run_code")
+        .role(role)
         .output(json!({ "type": "json" }))
         .body(move |ctx: ToolRunContext| {
             let runtime = weak.get().and_then(Weak::upgrade).unwrap();
@@ -210,7 +217,7 @@ fn install_fake_run_code(runtime: &Arc<ToolRuntime>) {
             }
         })
         .unwrap();
-    runtime.registry().install_run_code(definition);
+    runtime.registry().install_host_tool(definition).unwrap();
 }
 
 #[tokio::test]

@@ -1,0 +1,129 @@
+//! What the connection tells its client on its own: `tools/result` for every final
+//! outcome, Code Mode's dispatch events and live output, in the detail the client chose.
+
+use super::convert;
+use crate::code_mode::{CodeEvents, DispatchEnd, DispatchStart, stream_name};
+use crate::pipeline::hooks::ResultObserver;
+use crate::runtime::LogStream;
+use crate::tool::{ToolExecution, ToolExecutionResult};
+use crate::transport::{OBSERVED_HIGH_WATER, Outbox};
+use dsh_tools_protocol::{
+    CodeDispatchEvents, CodeDispatchStartNotification, CodeDispatchStartSummary,
+    CodeDispatchSummary, CodeLogNotification, DispatchTime,
+};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// `capabilities.codeDispatchEvents`, read by the notifiers on every event (set once, at
+/// `initialize`, after they were installed).
+#[derive(Default)]
+pub struct DispatchDetail(AtomicU8);
+
+impl DispatchDetail {
+    pub fn set(&self, events: CodeDispatchEvents) {
+        self.0.store(events as u8, Ordering::Relaxed);
+    }
+
+    fn get(&self) -> CodeDispatchEvents {
+        match self.0.load(Ordering::Relaxed) {
+            x if x == CodeDispatchEvents::Summary as u8 => CodeDispatchEvents::Summary,
+            x if x == CodeDispatchEvents::None as u8 => CodeDispatchEvents::None,
+            _ => CodeDispatchEvents::Full,
+        }
+    }
+}
+
+/// Sends `tools/result` for every final outcome (a sub-call's only with full dispatch events).
+pub struct ResultNotifier {
+    pub outbox: Outbox,
+    pub detail: Arc<DispatchDetail>,
+}
+
+impl ResultObserver for ResultNotifier {
+    fn observe(&self, execution: &ToolExecution, result: &ToolExecutionResult) {
+        if execution.parent.is_some() && self.detail.get() != CodeDispatchEvents::Full {
+            return;
+        }
+        // `ResultNotification`, written in place: the result is not cloned to be sent.
+        let capacity = convert::result_json_capacity(result) + 256;
+        self.outbox
+            .notify_observed_with(OBSERVED_HIGH_WATER, "tools/result", capacity, |out| {
+                out.push_str("{\"execution\":");
+                crate::json::append_serialized(out, &convert::execution_ref(execution));
+                out.push_str(",\"result\":");
+                convert::write_result_json(out, result);
+                out.push('}');
+            });
+    }
+}
+
+/// Sends Code Mode's dispatch events, in the detail the client chose, and live output.
+pub struct CodeNotifier {
+    pub outbox: Outbox,
+    pub detail: Arc<DispatchDetail>,
+}
+
+impl CodeEvents for CodeNotifier {
+    fn dispatch_start(&self, event: DispatchStart) {
+        let DispatchStart {
+            id,
+            parent,
+            name,
+            arguments,
+            time,
+        } = event;
+        match self.detail.get() {
+            CodeDispatchEvents::Full => self.outbox.notify_observed(
+                "tools/codeDispatchStart",
+                &CodeDispatchStartNotification {
+                    id,
+                    parent,
+                    name,
+                    arguments,
+                    time,
+                },
+            ),
+            CodeDispatchEvents::Summary => self.outbox.notify_observed(
+                "tools/codeDispatchStart",
+                &CodeDispatchStartSummary {
+                    id,
+                    parent,
+                    name,
+                    time,
+                },
+            ),
+            CodeDispatchEvents::None => false,
+        };
+    }
+
+    fn dispatch_end(&self, event: DispatchEnd) {
+        match self.detail.get() {
+            CodeDispatchEvents::Full => self
+                .outbox
+                .notify_observed("tools/codeDispatch", &convert::dispatch_notification(event)),
+            CodeDispatchEvents::Summary => self.outbox.notify_observed(
+                "tools/codeDispatch",
+                &CodeDispatchSummary {
+                    id: event.id,
+                    parent: event.parent,
+                    name: event.name,
+                    is_error: event.is_error,
+                    time: DispatchTime {
+                        start: event.time.0,
+                        end: event.time.1,
+                    },
+                },
+            ),
+            CodeDispatchEvents::None => false,
+        };
+    }
+
+    fn log(&self, call_id: &str, stream: LogStream, text: &str) {
+        let notification = CodeLogNotification {
+            call_id: call_id.to_string(),
+            stream: stream_name(stream).into(),
+            text: text.into(),
+        };
+        self.outbox.notify_observed("code/log", &notification);
+    }
+}
