@@ -47,6 +47,7 @@ mod process;
 mod progress;
 mod remote;
 mod supervisor;
+mod timing;
 
 pub use names::registered_name;
 

@@ -3,6 +3,7 @@
 //! forwarded to the log, and terminated as a group and reaped.
 
 use super::link::Link;
+use super::timing::{EXIT_ON_EOF, EXIT_ON_SIGTERM, REAP_GRACE};
 use crate::process::{ProcessGroup, Sandbox};
 use dsh_tools_protocol::McpServerConfig;
 use nix::sys::signal::Signal;
@@ -11,13 +12,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout, Command};
-
-/// How long a server may take to exit on its own once its stdin is closed.
-const EXIT_ON_EOF: Duration = Duration::from_millis(500);
-/// How long a server may take to exit after SIGTERM before it is killed.
-const EXIT_ON_SIGTERM: Duration = Duration::from_millis(1000);
-/// How long a SIGKILLed server may take to be reaped.
-const REAP_GRACE: Duration = Duration::from_secs(5);
 
 /// A running server process and the group it leads.
 pub struct ServerProcess {

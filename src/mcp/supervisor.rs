@@ -9,6 +9,10 @@ use super::link::Link;
 use super::process::{self, ServerProcess};
 use super::progress::{Ordered, ProgressRoutes};
 use super::remote::{Remote, describe_handshake};
+use super::timing::{
+    DEFAULT_STARTUP, EXIT_REPORT, FIRST_BACKOFF, MAX_ATTEMPTS, MAX_BACKOFF, PING_DEADLINE,
+    PING_EVERY, STABLE_AFTER, STARTUP_FLOOR,
+};
 use crate::registry::Registry;
 use dsh_tools_protocol::{McpServerConfig, McpServerState};
 use rmcp::RoleClient;
@@ -21,29 +25,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
-
-/// Handshake and listing deadline for servers that configure no `timeoutMs`.
-const DEFAULT_STARTUP: Duration = Duration::from_secs(30);
-/// The least time a server gets to start, whatever its per-call `timeoutMs` (starting a
-/// runtime such as node takes longer than a call should).
-const STARTUP_FLOOR: Duration = Duration::from_secs(10);
-/// How long a server whose handshake failed gets to report its exit status.
-const EXIT_REPORT: Duration = Duration::from_millis(500);
-/// Consecutive failed attempts (spawn, handshake, listing, or a crash soon after) before
-/// the supervisor gives up.
-const MAX_ATTEMPTS: u32 = 5;
-/// First backoff before a restart; doubled per consecutive failure.
-const FIRST_BACKOFF: Duration = Duration::from_millis(200);
-/// A server that ran this long before exiting starts a fresh series of attempts.
-const STABLE_AFTER: Duration = Duration::from_secs(30);
-/// The longest backoff: a remote server is retried at least this often, without end (an
-/// outage of a hosted server is usually temporary; a local command that cannot start is
-/// not, which is why stdio servers give up after [`MAX_ATTEMPTS`]).
-const MAX_BACKOFF: Duration = Duration::from_secs(10);
-/// How often an idle remote server is pinged, so that its loss shows without a call.
-const PING_EVERY: Duration = Duration::from_secs(15);
-/// How long a ping or a session's closing may take.
-const PING_DEADLINE: Duration = Duration::from_secs(10);
 
 /// Supervises one server until `stop` fires.
 pub struct Supervisor {

@@ -26,10 +26,10 @@ const MAX_LINE_CHARS: usize = 2000;
 const BINARY_PROBE_BYTES: usize = 8192;
 /// Lines read between two looks at the signal.
 const LINES_PER_CHECK: u64 = 4096;
-/// Files up to this size are read on the calling task: from the page cache that takes tens
-/// of microseconds, less than handing the work to a blocking thread and back (measured:
-/// about 124 µs per call with the hand-off, 45 µs without). Larger files go to a blocking
-/// thread, so one `read` never holds an async worker for long.
+/// Files up to this size are read on the calling task: from the page cache that is quicker
+/// than handing the work to a blocking thread and back, which would cost a small read more
+/// than the read itself. Larger files go to a blocking thread, so one `read` never holds an
+/// async worker for long.
 const INLINE_BYTES: u64 = 64 * 1024;
 
 #[derive(Deserialize)]

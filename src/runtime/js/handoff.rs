@@ -1,8 +1,8 @@
 //! Handing a run to a ready isolate's thread without waiting for it to wake up.
 //!
-//! A ready isolate's thread sleeps until a run takes it, and waking a sleeping thread takes
-//! 45–100 µs on a small virtual machine: on a trivial run's path that was the largest single
-//! wait. So the pool tells the thread it was taken ([`Giver::wake`]) as soon as it holds the
+//! A ready isolate's thread sleeps until a run takes it, and waking a sleeping thread is slow
+//! next to a trivial run (on a small virtual machine, the largest single wait on its path;
+//! `docs/performance.md`). So the pool tells the thread it was taken ([`Giver::wake`]) as soon as it holds the
 //! ticket, then strips the program's types and sets up the run while the thread wakes; the
 //! thread waits for the job awake for up to [`AWAKE_FOR`], yielding its core to anyone who
 //! needs it, and only then goes back to sleep. The job itself ([`Giver::give`]) then meets an
@@ -15,12 +15,9 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// How long a woken thread waits awake for its job before it sleeps again: longer than
-/// stripping and setting up a typical program, short enough to cost nothing noticeable when
-/// a large program takes longer.
-const AWAKE_FOR: Duration = Duration::from_micros(500);
+use super::timing::AWAKE_FOR;
 
 enum Message<T> {
     Warm,
@@ -112,6 +109,7 @@ impl<T> Taker<T> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn a_job_given_after_a_wake_up_arrives_whether_or_not_the_thread_still_waits_awake() {

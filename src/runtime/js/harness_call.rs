@@ -3,10 +3,11 @@
 //! deno_core's `call_with_args` watches the returned promise with reaction callbacks that
 //! own the polling task's waker. When the program never settles (it awaits forever, or is
 //! stopped while awaiting), those callbacks are never called and never freed, and the waker
-//! they hold keeps the isolate thread's whole tokio runtime (about 8 KB) allocated after the
-//! thread has ended: heaptrack found one such runtime per never-settling run, the largest
-//! part of the 30-minute soak's growth. The promise's state is read after each turn of the
-//! run's loop instead; nothing is attached to it, so nothing outlives the run.
+//! they hold keeps the isolate thread's whole tokio runtime allocated after the thread has
+//! ended: one runtime leaked per never-settling run, so a host that serves such programs
+//! grows without bound (`docs/performance.md`, memory and soak runs). The promise's state is
+//! read after each turn of the run's loop instead; nothing is attached to it, so nothing
+//! outlives the run.
 
 use deno_core::error::{JsError, exception_to_err};
 use deno_core::{JsRuntime, v8};

@@ -71,7 +71,7 @@ impl FreshIsolate {
             // The snapshot already holds the op functions (bound to this runtime's ops
             // through its external references); deno_core would otherwise build a
             // template and a function for every op again, only to replace the restored
-            // ones in `Deno.core.ops` (measured: 0.5 ms of host CPU per trivial run).
+            // ones in `Deno.core.ops`: work that would be a large share of a trivial run.
             skip_op_registration: snapshot.is_some(),
             create_params: Some(v8::CreateParams::default().heap_limits(0, heap_bytes)),
             ..Default::default()
@@ -110,9 +110,9 @@ impl FreshIsolate {
     /// a program is evaluated (without calling it) and turns the event loop once, which brings
     /// the compiler, the interpreter, the event loop and this isolate's heap back into the
     /// caches. Nothing of it can be seen by the program: the function is unreferenced garbage,
-    /// no global changes and the loop has nothing to run. `cargo bench --bench isolate`:
-    /// `return 1` after 100 ms idle takes 245–270 µs cold and about 93 µs warmed up, the
-    /// warm-up itself about 162 µs, which the pool overlaps with parsing and the pipeline.
+    /// no global changes and the loop has nothing to run. The warm-up costs about what it
+    /// saves the run, so it pays only off the request path: the pool overlaps it with parsing
+    /// and the pipeline (`cargo bench --bench isolate` measures both).
     pub(crate) fn warm(&mut self) {
         let warmed = self.runtime.execute_script(WARM_UP_NAME, WARM_UP).map(drop);
         if let Err(error) = warmed {

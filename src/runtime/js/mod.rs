@@ -13,7 +13,7 @@
 //! Reading order: `pool` (runs and the watchdog wiring), `slot` (threads), `handoff` (a run
 //! given to an awake thread), `snapshot`,
 //! `isolate` (one run), `harness_call` (its answer), `bridge` (ops), `verdict` (how the engine saw the end), `guarded`
-//! (serialized teardown), `reclaim` (an ended isolate's memory back to the system), `terminator`, `interrupt` and `parking` (ending a stopped run),
+//! (serialized teardown), `reclaim` (an ended isolate's memory back to the system), `terminator`, `interrupt` and `parking` (ending a stopped run), `timing` (the hand-tuned waits and why),
 //! `strip` (type stripping).
 
 mod bridge;
@@ -32,6 +32,7 @@ mod snapshot;
 pub mod strip;
 mod supply;
 mod terminator;
+mod timing;
 mod verdict;
 
 pub use pool::IsolatePool;

@@ -6,7 +6,7 @@
 //! hands an abandoned isolate's thread to the dozer, which signals it, and the handler,
 //! running on that thread, waits on a futex unless the thread has meanwhile left the run's
 //! JavaScript (then it is about to tear its isolate down under the teardown lock and must not
-//! stop). The dozer lets one parked thread run for [`SLICE`] in every [`TICK`], requesting
+//! stop). The dozer lets one parked thread run for [`PARKED_SLICE`] in every [`PARKED_TICK`], requesting
 //! termination meanwhile, so together they use at most a tenth of a core: each finishes its
 //! built-in, sees the request, leaves JavaScript and ends, and the dozer joins it. At most
 //! [`CAPACITY`] threads are parked at once; a thread that cannot be parked runs on unparked.
@@ -17,22 +17,19 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Once, OnceLock};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use nix::sys::pthread::{Pthread, pthread_kill, pthread_self};
 use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
 use parking_lot::Mutex;
 
 use super::terminator::LeftEngine;
+use super::timing::{PARKED_SLICE, PARKED_TICK, TERMINATE_EVERY};
 
 /// The signal that parks a thread; nothing else in the host uses it.
 const PARK_SIGNAL: Signal = Signal::SIGURG;
 /// Threads that can be parked at once.
 pub(crate) const CAPACITY: usize = 64;
-/// How long one parked thread runs each time its turn comes.
-const SLICE: Duration = Duration::from_millis(5);
-/// How often a parked thread gets its turn (one per tick, round robin).
-const TICK: Duration = Duration::from_millis(50);
 
 /// A parked thread's entry, read by the signal handler on that thread.
 struct Mark {
@@ -130,11 +127,11 @@ fn doze(arrivals: &Receiver<Parked>) {
                 parked.push_back(turn);
             }
         }
-        std::thread::sleep(TICK.saturating_sub(tick.elapsed()));
+        std::thread::sleep(PARKED_TICK.saturating_sub(tick.elapsed()));
     }
 }
 
-/// Lets one parked thread run for [`SLICE`] while requesting termination; true once it has
+/// Lets one parked thread run for [`PARKED_SLICE`] while requesting termination; true once it has
 /// left JavaScript (then it is not parked again).
 fn run_slice(turn: &Parked) -> bool {
     if turn.left.is_set() {
@@ -142,12 +139,12 @@ fn run_slice(turn: &Parked) -> bool {
     }
     resume(turn.mark);
     let started = Instant::now();
-    while started.elapsed() < SLICE {
+    while started.elapsed() < PARKED_SLICE {
         turn.left.request();
         if turn.left.is_set() {
             return true;
         }
-        std::thread::sleep(Duration::from_millis(1));
+        std::thread::sleep(TERMINATE_EVERY);
     }
     turn.mark.running.store(0, Ordering::Release);
     let _ = pthread_kill(turn.thread.as_pthread_t(), PARK_SIGNAL);

@@ -1,17 +1,16 @@
 //! Handing an ended isolate thread's freed memory back to the system.
 //!
 //! mimalloc (the host's allocator, QuickJS's too; v3 as `libmimalloc-sys` builds it) gives a
-//! freed page back to its arena and returns it to the system `purge_delay` (1 s) later, and
-//! only when a later allocation gets round to purging that arena. An isolate thread frees its
-//! whole heap when its isolate is dropped and ends right after, so a program that grew its
-//! heap left the host that much larger until some allocation came late enough, which an idle
-//! host may never make (measured: 580 MB resident after microtask floods to the 512 MiB
-//! limit, still 580 MB idle; 45 MB with this; the soak ended idle at 280 MB for a minute). A
-//! forced collection on the thread, once its isolate and event loop are gone, frees its empty
-//! pages and purges every arena at once.
+//! freed page back to its arena and returns it to the system only after its `purge_delay`,
+//! and only when a later allocation gets round to purging that arena. An isolate thread frees
+//! its whole heap when its isolate is dropped and ends right after, so a program that grew
+//! its heap (up to the heap limit) left the host that much larger until some allocation came
+//! late enough, which an idle host may never make. A forced collection on the thread, once
+//! its isolate and event loop are gone, frees its empty pages and purges every arena at once.
 //!
-//! The collection is not free (about 0.8 ms a run back to back, A/B over stdio), and after
-//! an ordinary run there is nothing to give back that the next isolate would not take again.
+//! The collection is not free (it shows in back-to-back runs; `docs/performance.md` has the
+//! A/B), and after an ordinary run there is nothing to give back that the next isolate would
+//! not take again.
 //! So it runs only when the host's resident memory has grown [`GROWTH`] past what it was
 //! after the last collection: a large heap, or many runs' worth of drift. (mimalloc's own
 //! commit count would be cheaper, but a thread's share reaches it only when the thread ends.)

@@ -1,16 +1,16 @@
 //! One pool slot: a supervisor thread that keeps one fresh isolate ready, each on its own short-lived thread that runs one job and exits.
 //!
 //! Every isolate gets a new OS thread because v8x keeps per-thread state that breaks after a
-//! few hundred isolates were created and dropped on the same thread (measured: the 277th
-//! `JsRuntime` on one thread fails to bootstrap, and runs before that can crash). A thread
-//! costs well under a millisecond, paid while refilling, never on the request path; it also
+//! few hundred isolates were created and dropped on the same thread (a later `JsRuntime`
+//! fails to bootstrap, and runs before that can crash). A thread is cheap next to an isolate
+//! and is paid for while refilling, never on the request path; it also
 //! contains a panicking isolate, which the supervisor simply replaces, and an isolate that
 //! does not stop within a bound after its run was stopped, which the supervisor gives up
 //! (see `terminator`): neither a slot nor the host's exit ever waits on a runaway program.
 
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -21,8 +21,9 @@ use super::isolate::{FreshIsolate, Job};
 use super::parking;
 use super::reclaim;
 use super::snapshot::Startup;
-use super::supply::{PACE, Supply};
+use super::supply::Supply;
 use super::terminator::LeftEngine;
+use super::timing::{ABANDON_AFTER, PACE, RETRY_PAUSE, WARM_AFTER};
 use crate::runtime::contract::RunOutcome;
 
 /// JavaScript gets 1 MiB of stack from the engine; the rest is for the Rust and C frames below
@@ -31,12 +32,6 @@ use crate::runtime::contract::RunOutcome;
 /// which serde's recursive serializers need tens of MiB for. The stack is reserved, not
 /// committed: only what a run touches costs memory.
 pub(crate) const ISOLATE_STACK_BYTES: usize = 128 * 1024 * 1024;
-/// An isolate ready for at least this long warms up when a run is anticipated. `cargo bench
-/// --bench isolate`: `return 1` takes 29–31 µs right after another run, 35–41 after 1 ms
-/// idle, 48–125 after 10 ms; back to back, warming would only take cores from refills.
-pub(crate) const WARM_AFTER: Duration = Duration::from_millis(5);
-/// Pause before retrying after an isolate could not be created, so a failure does not spin.
-const RETRY_PAUSE: Duration = Duration::from_millis(100);
 
 /// A ready isolate, offered to the next run.
 pub(crate) struct Ticket {
@@ -153,7 +148,7 @@ fn supervise(index: usize, shared: &SlotShared, started: Started) {
                     tracing::warn!(
                         parked,
                         "an isolate did not stop within {:?} of its run's end; replacing it",
-                        super::terminator::ABANDON_AFTER
+                        ABANDON_AFTER
                     );
                     Lifetime::Over
                 }

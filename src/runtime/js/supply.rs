@@ -13,10 +13,6 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-/// How long a finished slot may wait while another isolate is ready: long enough for an
-/// answer to be written and read, short enough that a burst of runs finds the pool refilled.
-pub(crate) const PACE: Duration = Duration::from_millis(5);
-
 /// Ready isolates and the slots pacing their refill.
 #[derive(Default)]
 pub(crate) struct Supply {

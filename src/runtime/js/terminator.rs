@@ -14,19 +14,13 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use deno_core::v8;
 use parking_lot::Mutex;
 
 use super::interrupt::EngineContext;
-
-/// How long a stopped isolate may take to leave JavaScript before its slot is replaced.
-pub(crate) const ABANDON_AFTER: Duration = Duration::from_millis(200);
-/// Pause between termination requests: short, so a re-armed drain runs only briefly.
-const INTERVAL: Duration = Duration::from_millis(1);
-/// After this long the isolate is considered wedged outside JavaScript; requests stop.
-const GIVE_UP: Duration = Duration::from_secs(600);
+use super::timing::{ABANDON_AFTER, TERMINATE_EVERY, TERMINATE_GIVE_UP};
 
 /// Set by the isolate thread when the run's JavaScript is over; whether its slot has parked
 /// the thread for good (then termination requests would never be seen); and the engine
@@ -123,14 +117,14 @@ pub(crate) fn keep_terminating(left: LeftEngine, abandon: impl FnOnce() + Send +
         .spawn(move || {
             let started = Instant::now();
             let mut abandon = Some(abandon);
-            while !left.is_set() && !left.is_parked() && started.elapsed() < GIVE_UP {
+            while !left.is_set() && !left.is_parked() && started.elapsed() < TERMINATE_GIVE_UP {
                 left.request();
                 if started.elapsed() >= ABANDON_AFTER
                     && let Some(abandon) = abandon.take()
                 {
                     abandon();
                 }
-                std::thread::sleep(INTERVAL);
+                std::thread::sleep(TERMINATE_EVERY);
             }
         });
     if let Err(error) = spawned {

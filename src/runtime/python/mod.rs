@@ -11,12 +11,14 @@
 //! group SIGKILLed on timeout, abort, output overflow or settlement, and a bootstrap thread
 //! that kills the group when the host's end of fd 3 closes (the host exited).
 //!
-//! Reading order: `pool`, `spawn` (containment), `run` (one run), `frames`, `meter`.
+//! Reading order: `pool`, `spawn` (containment), `run` (one run), `frames`, `meter`,
+//! `timing` (the hand-tuned waits and why).
 
 mod frames;
 mod meter;
 mod pool;
 mod run;
 mod spawn;
+mod timing;
 
 pub use pool::{PythonConfig, PythonPool};

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -12,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::frames;
 use super::run::drive;
 use super::spawn::{self, Interpreter};
+use super::timing::{BOOT_GUARD, RESPAWN_BACKOFF};
 use crate::process::Sandbox;
 use crate::runtime::contract::{FailureKind, RunFailure, RunOutcome, RunRequest, RuntimeError};
 use crate::runtime::verdict;
@@ -28,11 +28,6 @@ pub struct PythonConfig {
     /// Applied to each interpreter before it boots (its scratch dir is writable too).
     pub sandbox: Sandbox,
 }
-
-/// Pause before trying again after an interpreter failed to start.
-const RESPAWN_BACKOFF: Duration = Duration::from_millis(500);
-/// How long a starting interpreter may take to say it is ready.
-const BOOT_GUARD: Duration = Duration::from_secs(30);
 
 /// A pool of fresh interpreters; cheap to clone, every clone shares them.
 #[derive(Clone)]

@@ -12,16 +12,12 @@ use tokio_util::sync::CancellationToken;
 use super::frames::{self, ChildFrame};
 use super::meter::busy_time;
 use super::spawn::Interpreter;
+use super::timing::{MIN_CHECK_INTERVAL, REAP_GRACE};
 use crate::runtime::contract::{FailureKind, LogStream, RunFailure, RunOutcome, RunRequest};
 use crate::runtime::control::StopReason;
 use crate::runtime::output::{Admission, OutputBudget};
 use crate::runtime::verdict;
 
-/// Shortest pause between CPU-time checks.
-const MIN_CHECK_INTERVAL: Duration = Duration::from_millis(10);
-/// How long a killed interpreter may take to be reaped before the run answers without
-/// its exit status.
-const REAP_GRACE: Duration = Duration::from_secs(2);
 /// The bootstrap's exit code when it ran out of memory even to report it.
 const OUT_OF_MEMORY_EXIT: i32 = 86;
 

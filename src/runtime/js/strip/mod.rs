@@ -47,17 +47,17 @@ pub struct StripError {
 /// Largest program accepted, in bytes. The parser recurses once per nesting level, so the
 /// stack the strip needs grows with the source; this cap bounds it.
 const MAX_SOURCE_BYTES: usize = 1 << 20;
-/// Stack the strip needs: a base plus a budget per source byte. The deepest nesting per byte
-/// measured (`(((`, `[[[`, `({a:` chains, 10,000 levels) used at most 1.6 KiB of parser
-/// stack per byte in a debug build, less in release.
+/// Stack the strip needs: a base plus a budget per source byte. The budget is the deepest
+/// nesting per byte (`(((`, `[[[`, `({a:` chains) with a wide margin, in a debug build,
+/// which uses more stack per level than release (`docs/performance.md` has the measurement).
 const BASE_STACK_BYTES: usize = 2 << 20;
 const STACK_BYTES_PER_SOURCE_BYTE: usize = 4 << 10;
 
 /// Returns `source` with its types blanked (same byte length, same line breaks), or the first
 /// syntax error or non-erasable construct.
 ///
-/// oxc's parser and visitor recurse once per nesting level and a 10,000-deep expression
-/// overflows an ordinary 8 MiB stack, so the work runs where the stack sized for the source
+/// oxc's parser and visitor recurse once per nesting level, so a deeply nested expression
+/// overflows an ordinary thread's stack; the work runs where the stack sized for the source
 /// fits: on the caller's stack when enough of it is left (a typical program on a 32 MiB host
 /// worker, without starting a thread), else on a fresh stack segment of that size.
 pub fn strip_types(source: &str) -> Result<String, StripError> {

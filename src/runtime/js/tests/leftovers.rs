@@ -1,7 +1,6 @@
 //! What a run leaves behind once its isolate is gone: nothing that holds the waker it was
 //! polled with. The isolate thread's tokio runtime lives as long as any clone of that waker,
-//! so one kept clone per run is a whole runtime per run (the soak's growth, see
-//! `harness_call`).
+//! so one kept clone per run is a whole runtime leaked per run (see `harness_call`).
 
 #![allow(clippy::unwrap_used)]
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::support::{LIMITS, TestHost, cache_home, failed, new_pool, ok, run_on};
-use crate::runtime::js::slot::WARM_AFTER;
+use crate::runtime::js::timing::WARM_AFTER;
 use crate::runtime::{FailureKind, IsolatePool, PoolConfig, RunOutcome, RuntimeError};
 
 #[tokio::test]

@@ -1,0 +1,23 @@
+//! The Python runtime's hand-tuned durations, in one place, each with the reason for its
+//! value: how an interpreter is started (`pool`) and how a run is metered and ended (`run`).
+
+use std::time::Duration;
+
+/// Pause before the pool tries again after an interpreter failed to start: a failure that
+/// repeats (a missing or broken `python3`, a sandbox the kernel refuses) must not spin
+/// spawning processes, and a transient one is retried before the next run is likely.
+pub(super) const RESPAWN_BACKOFF: Duration = Duration::from_millis(500);
+
+/// How long a starting interpreter may take to say it is ready. Generous, because it is
+/// never on a run's path (only a booted interpreter is handed out) and a loaded machine can
+/// start CPython slowly; bounded, so an interpreter that hangs at boot is replaced.
+pub(super) const BOOT_GUARD: Duration = Duration::from_secs(30);
+
+/// Shortest pause between busy-time checks of a run: each check reads
+/// `/proc/<pid>/task/*/schedstat`, so a nearly spent budget must not be polled in a spin.
+pub(super) const MIN_CHECK_INTERVAL: Duration = Duration::from_millis(10);
+
+/// How long a killed interpreter may take to be reaped before the run answers without its
+/// exit status: a SIGKILLed process goes at once unless it is in an uninterruptible wait,
+/// and the run's answer must not wait on that.
+pub(super) const REAP_GRACE: Duration = Duration::from_secs(2);
