@@ -5,9 +5,8 @@
 
 mod cli;
 
-/// mimalloc for the whole process: with its `override` feature QuickJS's C allocations use it
-/// too, which made 1,000 parallel Code Mode binding calls about 40% faster in the
-/// `code_mode` bench (A/B, same machine).
+/// mimalloc for the whole process: with its `override` feature QuickJS's many small C
+/// allocations take mimalloc's fast path too (`docs/performance.md` has the A/B).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -25,7 +25,7 @@ const OUTPUT_HIGH_WATER: usize = 2 << 20;
 
 /// Live output bytes per second one call may send, after a first [`LIVE_BURST`]: a view for
 /// people, who read no faster; the rest is dropped and counted (the result and its spill
-/// file keep everything). Without it a 100 MB flood would cost the host and the client a
+/// file keep everything). Without it a flood would cost the host and the client a
 /// second copy of every byte (Codex caps a call's output deltas likewise).
 const LIVE_RATE: f64 = (4 << 20) as f64;
 /// Live output bytes a call may send at once.
