@@ -80,8 +80,13 @@ impl Startup {
 /// (bootstrap.ts keeps only the standard library); the one trace it left,
 /// `Date.prototype.toTemporalInstant` in isolates built from source (never in restored ones),
 /// goes with it (tests/surface.rs).
+///
+/// `--no-bytecode-cache` (v8x): the engine would otherwise write the bytecode of every module
+/// it compiles, model programs included, under `$XDG_CACHE_HOME/v8x`; programs must never
+/// reach the disk. A flag rather than the engine's `V82JSC_NO_BC_CACHE`, which would mean
+/// setting the environment of a process that already runs other threads.
 fn set_engine_flags() {
-    deno_core::v8::V8::set_flags_from_string("--no-temporal-polyfill");
+    deno_core::v8::V8::set_flags_from_string("--no-temporal-polyfill --no-bytecode-cache");
 }
 
 /// The snapshot, kept for the rest of the process once built.

@@ -24,7 +24,10 @@ fn vendored_v8x_is_the_published_crate_plus_its_patches() {
 
     for patch in patches.iter().rev() {
         if let Err(error) = git_apply(&copy, patch, true) {
-            panic!("{} does not come back out of vendor/v8x: {error}\n{HOW_TO_FIX}", name(patch));
+            panic!(
+                "{} does not come back out of vendor/v8x: {error}\n{HOW_TO_FIX}",
+                name(patch)
+            );
         }
     }
     let expected = std::fs::read_to_string(patch_dir.join("IMPORT.sha256")).unwrap();
@@ -47,7 +50,10 @@ fn vendored_v8x_is_the_published_crate_plus_its_patches() {
 
     for patch in &patches {
         if let Err(error) = git_apply(&copy, patch, false) {
-            panic!("{} does not apply again: {error}\n{HOW_TO_FIX}", name(patch));
+            panic!(
+                "{} does not apply again: {error}\n{HOW_TO_FIX}",
+                name(patch)
+            );
         }
     }
     let (rebuilt, current) = (files(&copy), files(&vendored));
@@ -56,8 +62,12 @@ fn vendored_v8x_is_the_published_crate_plus_its_patches() {
         "the files of the published crate plus its patches are not vendor/v8x's\n{HOW_TO_FIX}"
     );
     for path in &current {
-        let same = std::fs::read(copy.join(path)).unwrap() == std::fs::read(vendored.join(path)).unwrap();
-        assert!(same, "vendor/v8x/{path} is not what its patches make\n{HOW_TO_FIX}");
+        let same =
+            std::fs::read(copy.join(path)).unwrap() == std::fs::read(vendored.join(path)).unwrap();
+        assert!(
+            same,
+            "vendor/v8x/{path} is not what its patches make\n{HOW_TO_FIX}"
+        );
     }
 }
 
@@ -87,7 +97,10 @@ fn git_apply(dir: &Path, patch: &Path, reverse: bool) -> Result<(), String> {
     if reverse {
         command.arg("-R");
     }
-    let output = command.arg(patch).output().map_err(|e| format!("git: {e}"))?;
+    let output = command
+        .arg(patch)
+        .output()
+        .map_err(|e| format!("git: {e}"))?;
     if output.status.success() {
         Ok(())
     } else {
