@@ -8,7 +8,6 @@ use std::task::Poll;
 use deno_core::{JsRuntime, PollEventLoopOptions, RuntimeOptions, v8};
 
 use super::bridge::{self, Completion, RunScope};
-use super::guarded::GuardedRuntime;
 use super::harness_call::HarnessCall;
 use super::interrupt::EngineContext;
 use super::snapshot::Startup;
@@ -50,7 +49,7 @@ pub(crate) struct Job {
 }
 
 pub(crate) struct FreshIsolate {
-    runtime: GuardedRuntime,
+    runtime: JsRuntime,
     /// Runs a compiled program and answers a tagged string (see bootstrap.ts).
     harness: v8::Global<v8::Function>,
     /// Completes a task (binding call, timer) the host finished after its op returned.
@@ -65,7 +64,7 @@ impl FreshIsolate {
             .map_err(|_| "max_heap_mb does not fit this platform".to_owned())?;
         // Read once: the snapshot may become ready while this isolate is being made.
         let snapshot = startup.snapshot();
-        let mut runtime = GuardedRuntime::try_new(RuntimeOptions {
+        let mut runtime = JsRuntime::try_new(RuntimeOptions {
             extensions: vec![bridge::extension()],
             startup_snapshot: snapshot,
             // The snapshot already holds the op functions (bound to this runtime's ops

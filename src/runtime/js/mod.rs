@@ -12,12 +12,13 @@
 //!
 //! Reading order: `pool` (runs and the watchdog wiring), `slot` (threads), `handoff` (a run
 //! given to an awake thread), `snapshot`,
-//! `isolate` (one run), `harness_call` (its answer), `bridge` (ops), `verdict` (how the engine saw the end), `guarded`
-//! (serialized teardown), `reclaim` (an ended isolate's memory back to the system), `terminator`, `interrupt` and `parking` (ending a stopped run), `timing` (the hand-tuned waits and why),
+//! `isolate` (one run), `harness_call` (its answer), `bridge` (ops), `verdict` (how the
+//! engine saw the end), `reclaim` (an ended isolate's memory back to the system),
+//! `terminator`, `interrupt` and `parking` (ending a stopped run), `timing` (the hand-tuned
+//! waits and why),
 //! `strip` (type stripping).
 
 mod bridge;
-mod guarded;
 mod handoff;
 mod harness_call;
 mod interrupt;

@@ -1,7 +1,6 @@
 //! The isolate pool: keeps fresh isolates warm on their own threads and hands each run to one of them under its budgets.
 
 use std::sync::Arc;
-use std::sync::Once;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -77,7 +76,6 @@ impl IsolatePool {
                 "max_heap_mb must be at least 1",
             ));
         }
-        disable_bytecode_cache();
         let startup = Startup::of_process()?;
         let (ready, tickets) = mpsc::channel(config.size);
         let inner = Arc::new(PoolInner {
@@ -270,20 +268,4 @@ impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
         self.0.stop(StopReason::Abort);
     }
-}
-
-/// v8x writes the bytecode of every script it compiles (model programs included) under
-/// `$XDG_CACHE_HOME/v8x` unless `V82JSC_NO_BC_CACHE` is set when it first compiles one. Model
-/// programs must never reach the disk, so the variable is set before the first isolate exists.
-fn disable_bytecode_cache() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        if std::env::var_os("V82JSC_NO_BC_CACHE").is_none() {
-            // SAFETY: this runs once, before this process creates any isolate, so no isolate
-            // thread can be reading the environment; Rust code elsewhere reads it through std's
-            // lock. The remaining hazard, a C library reading the environment on another thread
-            // at this instant, is the one std documents for every set_var.
-            unsafe { std::env::set_var("V82JSC_NO_BC_CACHE", "1") };
-        }
-    });
 }

@@ -2,8 +2,8 @@
 //! runtime-ts/bootstrap.ts once one is built, from that source until then.
 //!
 //! Restoring the snapshot is cheaper than evaluating the source in every isolate, but
-//! building it costs about 250 ms of CPU here (QuickJS serializes every intrinsic), most of
-//! a new host's time to its first answer. So the snapshot is built once per process on a
+//! building it is expensive (QuickJS serializes every intrinsic), more than a new host
+//! should spend before its first answer. So the snapshot is built once per process on a
 //! background thread of low priority, and the isolates the pool needs before it exists are
 //! created from source. Either way the bootstrap's `__dshFinish()` then completes each
 //! isolate (see bootstrap.ts), so the two are the same to a program.
@@ -74,14 +74,19 @@ impl Startup {
 
 /// Engine flags for every isolate of the process, set before the first one exists.
 ///
-/// `--no-temporal-polyfill` (v8x): the engine would otherwise evaluate a 430 KB Temporal
+/// `--no-temporal-polyfill` (v8x): the engine would otherwise evaluate a large Temporal
 /// polyfill into every context, and the snapshot would carry it into every isolate it
 /// restores, a large part of an isolate's creation. Programs never see `Temporal`
 /// (bootstrap.ts keeps only the standard library); the one trace it left,
 /// `Date.prototype.toTemporalInstant` in isolates built from source (never in restored ones),
 /// goes with it (tests/surface.rs).
+///
+/// `--no-bytecode-cache` (v8x): the engine would otherwise write the bytecode of every module
+/// it compiles, model programs included, under `$XDG_CACHE_HOME/v8x`; programs must never
+/// reach the disk. A flag rather than the engine's `V82JSC_NO_BC_CACHE`, which would mean
+/// setting the environment of a process that already runs other threads.
 fn set_engine_flags() {
-    deno_core::v8::V8::set_flags_from_string("--no-temporal-polyfill");
+    deno_core::v8::V8::set_flags_from_string("--no-temporal-polyfill --no-bytecode-cache");
 }
 
 /// The snapshot, kept for the rest of the process once built.

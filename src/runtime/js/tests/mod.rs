@@ -7,3 +7,4 @@ mod lossless;
 mod pool;
 mod support;
 mod surface;
+mod teardowns;

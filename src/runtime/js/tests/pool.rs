@@ -133,6 +133,8 @@ async fn invalid_configs_are_refused() {
     }
 }
 
+/// The engine's cache is off by its flag (`--no-bytecode-cache`), so nothing, not even its
+/// directory, appears under the cache home the engine would write to.
 #[tokio::test]
 async fn programs_never_reach_the_bytecode_cache() {
     let home = cache_home();
@@ -147,7 +149,6 @@ async fn programs_never_reach_the_bytecode_cache() {
     pool.shutdown().await;
     let entries: Vec<_> = std::fs::read_dir(home).unwrap().collect();
     assert!(entries.is_empty(), "{entries:?}");
-    assert!(std::env::var_os("V82JSC_NO_BC_CACHE").is_some());
     std::fs::remove_dir(home).unwrap();
 }
 

@@ -1929,12 +1929,13 @@ fn install_atomics_wait_async_shim(ctx: *mut JSContext, global: JSValue) {
     );
     define_internal_global(ctx, global, c"__v8xAtomicsCancelWaiter", cancel);
 
-    static BYTECODE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    let r = super::temporal::eval_cached_script(
+    let csrc = std::ffi::CString::new(SRC).unwrap();
+    let r = JS_Eval(
       ctx,
-      SRC,
-      c"<atomics-wait-async-shim>",
-      &BYTECODE,
+      csrc.as_ptr(),
+      SRC.len(),
+      c"<atomics-wait-async-shim>".as_ptr(),
+      JS_EVAL_TYPE_GLOBAL,
     );
     if r.tag == JS_TAG_EXCEPTION {
       let exc = JS_GetException(ctx);
@@ -2158,12 +2159,12 @@ fn install_intl_stub(ctx: *mut JSContext, _global: JSValue) {
         };\
     })(globalThis);\0";
   unsafe {
-    static BYTECODE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    let r = super::temporal::eval_cached_script(
+    let r = JS_Eval(
       ctx,
-      &SRC[..SRC.len() - 1],
-      c"<intl-stub>",
-      &BYTECODE,
+      SRC.as_ptr() as *const std::os::raw::c_char,
+      SRC.len() - 1,
+      c"<intl-stub>".as_ptr(),
+      JS_EVAL_TYPE_GLOBAL,
     );
     if r.tag == JS_TAG_EXCEPTION {
       let exc = JS_GetException(ctx);

@@ -368,7 +368,7 @@ struct ReusableDispatchKey {
 
 struct DispatchTable {
   entries: Vec<DispatchEntry>,
-  reusable: super::AddrMap<ReusableDispatchKey, c_int>,
+  reusable: std::collections::HashMap<ReusableDispatchKey, c_int>,
 }
 
 #[repr(C)]
@@ -423,11 +423,11 @@ thread_local! {
     static DISPATCH: std::cell::RefCell<DispatchTable> =
         std::cell::RefCell::new(DispatchTable {
           entries: Vec::new(),
-          reusable: super::AddrMap::default(),
+          reusable: std::collections::HashMap::new(),
         });
     static SNAPSHOT_FUNCTIONS: std::cell::RefCell<
-      super::AddrMap<usize, SnapshotFunctionInfo>,
-    > = std::cell::RefCell::new(super::AddrMap::default());
+      std::collections::HashMap<usize, SnapshotFunctionInfo>,
+    > = std::cell::RefCell::new(std::collections::HashMap::new());
     static NAMED_GETTER_DISPATCH: std::cell::RefCell<Vec<NamedGetterEntry>> =
         const { std::cell::RefCell::new(Vec::new()) };
     static GLOBAL_DEFINE_DISPATCH: std::cell::RefCell<Vec<*const GlobalDefineEntry>> =
@@ -3578,11 +3578,11 @@ unsafe extern "C" fn named_handler_finalize(rt: *mut JSRuntime, val: JSValue) {
 }
 
 fn external_values()
--> &'static std::sync::Mutex<super::AddrMap<usize, usize>> {
+-> &'static std::sync::Mutex<std::collections::HashMap<usize, usize>> {
   static T: std::sync::OnceLock<
-    std::sync::Mutex<super::AddrMap<usize, usize>>,
+    std::sync::Mutex<std::collections::HashMap<usize, usize>>,
   > = std::sync::OnceLock::new();
-  T.get_or_init(|| std::sync::Mutex::new(super::AddrMap::default()))
+  T.get_or_init(|| std::sync::Mutex::new(std::collections::HashMap::new()))
 }
 
 #[derive(Clone)]
@@ -3603,8 +3603,8 @@ struct RawScriptOrigin {
 
 thread_local! {
   static FUNCTION_SCRIPT_INFO: std::cell::RefCell<
-    super::AddrMap<usize, FunctionScriptInfo>,
-  > = std::cell::RefCell::new(super::AddrMap::default());
+    std::collections::HashMap<usize, FunctionScriptInfo>,
+  > = std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
 #[inline]
@@ -4218,8 +4218,8 @@ impl AttrU32 for PropertyAttribute {
 }
 
 thread_local! {
-    static TEMPLATES: std::cell::RefCell<super::AddrMap<usize, TemplKind>> =
-        std::cell::RefCell::new(super::AddrMap::default());
+    static TEMPLATES: std::cell::RefCell<std::collections::HashMap<usize, TemplKind>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -4233,8 +4233,8 @@ thread_local! {
     // was current, so that disposing of the isolate can free them: templates
     // belong to their isolate, as in V8, and nothing else ever frees them.
     static TEMPLATES_BY_ISOLATE: std::cell::RefCell<
-      super::AddrMap<usize, Vec<usize>>,
-    > = std::cell::RefCell::new(super::AddrMap::default());
+      std::collections::HashMap<usize, Vec<usize>>,
+    > = std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
 fn register_template(p: usize, kind: TemplKind) {

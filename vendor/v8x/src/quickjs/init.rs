@@ -8,7 +8,7 @@ use crate::Platform;
 use crate::support::{SharedPtrBase, UniquePtr, long};
 use std::os::raw::{c_char, c_int, c_void};
 use std::ptr;
-use std::sync::atomic::{AtomicI64, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicUsize, Ordering};
 
 type RawEntropySource = unsafe extern "C" fn(*mut u8, usize) -> bool;
 
@@ -228,6 +228,7 @@ enum V8Flag {
   MaxOldSpaceSize(usize),
   RandomSeed(i32),
   TemporalPolyfill(bool),
+  BytecodeCache(bool),
   Help,
   Noop,
 }
@@ -273,6 +274,10 @@ fn parse_v8_flag(flag: &str) -> Option<V8Flag> {
     "no_temporal_polyfill" if value.is_none() => {
       Some(V8Flag::TemporalPolyfill(false))
     }
+    "bytecode_cache" if value.is_none() => Some(V8Flag::BytecodeCache(true)),
+    "no_bytecode_cache" if value.is_none() => {
+      Some(V8Flag::BytecodeCache(false))
+    }
     "help" if value.is_none() => Some(V8Flag::Help),
     "log_colour" | "log_color" => Some(V8Flag::Noop),
     _ => None,
@@ -307,6 +312,10 @@ fn consume_v8_flag(flag: &str) -> bool {
     }
     Some(V8Flag::TemporalPolyfill(enabled)) => {
       crate::quickjs::temporal::set_polyfill_enabled(enabled);
+      true
+    }
+    Some(V8Flag::BytecodeCache(enabled)) => {
+      crate::quickjs::module::set_bc_cache_enabled(enabled);
       true
     }
     Some(V8Flag::Help) => {
@@ -372,6 +381,10 @@ mod tests {
     assert_eq!(
       parse_v8_flag("--temporal_polyfill"),
       Some(V8Flag::TemporalPolyfill(true))
+    );
+    assert_eq!(
+      parse_v8_flag("--no-bytecode-cache"),
+      Some(V8Flag::BytecodeCache(false))
     );
   }
 
@@ -477,10 +490,13 @@ pub extern "C" fn v8__Platform__DELETE(this: *mut Platform) {
   unsafe { drop_platform(this) };
 }
 
+/// The layout of `SharedRef<Platform>`. Its count is shared by every copy and is taken and
+/// released from any thread (each isolate's teardown copies the platform and drops the copy
+/// on the isolate's own thread), so it is atomic, as `std::shared_ptr`'s count is.
 #[repr(C)]
 struct PlatformSharedRepr {
   platform: *mut std::ffi::c_void,
-  refcount: *mut usize,
+  refcount: *mut AtomicUsize,
 }
 
 #[unsafe(no_mangle)]
@@ -496,7 +512,7 @@ pub extern "C" fn std__shared_ptr__v8__Platform__CONVERT__std__unique_ptr(
   } else {
     PlatformSharedRepr {
       platform: raw,
-      refcount: Box::into_raw(Box::new(1usize)),
+      refcount: Box::into_raw(Box::new(AtomicUsize::new(1))),
     }
   };
   unsafe {
@@ -525,7 +541,8 @@ pub extern "C" fn std__shared_ptr__v8__Platform__COPY(
   let repr = ptr as *const PlatformSharedRepr;
   let (platform, refcount) = unsafe { ((*repr).platform, (*repr).refcount) };
   if !refcount.is_null() {
-    unsafe { *refcount += 1 };
+    // A new copy is made from an existing one, which keeps the count above zero.
+    unsafe { (*refcount).fetch_add(1, Ordering::Relaxed) };
   }
   let copy = PlatformSharedRepr { platform, refcount };
   unsafe {
@@ -543,12 +560,11 @@ pub extern "C" fn std__shared_ptr__v8__Platform__reset(
   let repr = ptr as *mut PlatformSharedRepr;
   unsafe {
     let refcount = (*repr).refcount;
-    if !refcount.is_null() {
-      *refcount -= 1;
-      if *refcount == 0 {
-        drop(Box::from_raw(refcount));
-        drop_platform((*repr).platform as *mut Platform);
-      }
+    if !refcount.is_null() && (*refcount).fetch_sub(1, Ordering::Release) == 1 {
+      // The last copy: every other copy's uses happen before the platform is freed.
+      std::sync::atomic::fence(Ordering::Acquire);
+      drop(Box::from_raw(refcount));
+      drop_platform((*repr).platform as *mut Platform);
     }
     (*repr).platform = ptr::null_mut();
     (*repr).refcount = ptr::null_mut();
@@ -567,6 +583,6 @@ pub extern "C" fn std__shared_ptr__v8__Platform__use_count(
   if refcount.is_null() {
     0
   } else {
-    unsafe { *refcount as long }
+    unsafe { (*refcount).load(Ordering::Relaxed) as long }
   }
 }

@@ -5,11 +5,6 @@
 //! `v8__*` C-ABI definitions (currently auto-generated stubs; real
 //! implementations land incrementally, same pattern as the JSC backend).
 
-/// A map keyed by engine addresses and ids, which no program chooses: FxHash instead of
-/// SipHash, whose hashing was about 8 % of restoring a snapshot (function records,
-/// dispatch entries, externals).
-pub(crate) type AddrMap<K, V> = std::collections::HashMap<K, V, rustc_hash::FxBuildHasher>;
-
 mod allocator;
 mod arraybuffer;
 mod cli_extra;

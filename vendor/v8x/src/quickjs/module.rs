@@ -144,8 +144,22 @@ unsafe fn finish_synthetic_namespace(
   }
 }
 
+/// Whether compiled modules are cached on disk (on unless the embedder passes the V8 flag
+/// `--no-bytecode-cache`, or `V82JSC_NO_BC_CACHE` is set). A flag, unlike the environment
+/// variable, can be set by an embedder that already runs other threads: setting the
+/// environment of a multi-threaded process is a data race with every thread that reads it.
+static BC_CACHE_ENABLED: std::sync::atomic::AtomicBool =
+  std::sync::atomic::AtomicBool::new(true);
+
+pub(crate) fn set_bc_cache_enabled(enabled: bool) {
+  BC_CACHE_ENABLED.store(enabled, std::sync::atomic::Ordering::Relaxed);
+}
+
 fn bc_cache_dir() -> Option<std::path::PathBuf> {
   use std::sync::OnceLock;
+  if !BC_CACHE_ENABLED.load(std::sync::atomic::Ordering::Relaxed) {
+    return None;
+  }
   static DIR: OnceLock<Option<std::path::PathBuf>> = OnceLock::new();
   DIR
     .get_or_init(|| {

@@ -2849,8 +2849,8 @@ void JS_FreeRuntime(JSRuntime *rt)
     init_list_head(&rt->job_list);
 
     /* No collection first: gc_free_remaining() frees every object, garbage or
-       not, and a full collection before it (its decref and scan passes) was about
-       a third of disposing of a runtime. */
+       not, so a full collection before it (its decref and scan passes) would
+       only cost time. */
     gc_free_remaining(rt);
 
 #ifdef ENABLE_DUMPS // JS_DUMP_LEAKS
@@ -3553,21 +3553,6 @@ static int JS_ResizeAtomHash(JSRuntime *rt, int new_hash_size)
     rt->atom_count_resize = JS_ATOM_COUNT_RESIZE(new_hash_size);
     //    JS_DumpAtoms(rt);
     return 0;
-}
-
-/* Grows the atom hash once for `extra` more atoms. A snapshot's atom table (thousands
-   of names) otherwise grew a new runtime's hash step by step, rehashing every atom each
-   time: about 4 % of a restore. */
-static int JS_ReserveAtomHash(JSRuntime *rt, uint32_t extra)
-{
-    uint64_t need = (uint64_t)rt->atom_count + extra;
-    int size = rt->atom_hash_size;
-
-    while ((uint64_t)JS_ATOM_COUNT_RESIZE(size) <= need && size < (1 << 30))
-        size *= 2;
-    if (size == rt->atom_hash_size)
-        return 0;
-    return JS_ResizeAtomHash(rt, size);
 }
 
 static int JS_InitAtoms(JSRuntime *rt)
@@ -40310,9 +40295,9 @@ static uint32_t js_object_list_get_hash(JSObject *p, uint32_t hash_size)
 {
     /* v8x: Fibonacci hashing on the high half of the product. Objects are at
        least 16-byte aligned, so `p * 3163` masked to its low bits used one
-       bucket in 16 and the chains were 16 times longer: the intrinsic
+       bucket in 16 and the chains were 16 times longer; the intrinsic
        collection each new context runs (three times when restoring a snapshot)
-       spent a quarter of its time walking them. */
+       walks them for every object it registers. */
     return (uint32_t)(((uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull) >> 32) &
            (hash_size - 1);
 }
@@ -40887,8 +40872,8 @@ static void JS_CollectSnapshotExoticProperties(JSSnapshotIntrinsicCollector *s,
 
 /* Registers every native function and intrinsic reachable from `value`. Ordinary
    objects are read at the shape level, in shape order (the elements of a fast array
-   first), instantiating lazy properties on the way: enumerating names and reading a
-   descriptor per name cost a quarter of each new context's creation. The order only
+   first), instantiating lazy properties on the way, rather than by enumerating names
+   and reading a descriptor per name, which costs far more. The order only
    has to be the same wherever the walk runs, and it is: the snapshot is written and
    read by this code. */
 static void JS_CollectSnapshotIntrinsics(JSSnapshotIntrinsicCollector *s,
@@ -43829,7 +43814,7 @@ static JSValue JS_ReadObjectTag(BCReaderState *s)
    (a function's `length`, `name`, `prototype`) with the same attributes: those
    are appended, added to the shape, or have their value replaced, without the
    generic definition's checks and its exotic and attribute-changing cases
-   (about a quarter of a snapshot's restore). A property that cannot change
+   (a large share of a snapshot's restore). A property that cannot change
    (neither configurable nor writable), and anything else, takes the generic
    path. */
 static int JS_ReadDefineDataProperty(JSContext *ctx, JSValueConst obj,
@@ -44488,8 +44473,6 @@ static int JS_ReadObjectAtoms(BCReaderState *s)
 
     bc_read_trace(s, "%u atom indexes {\n", s->idx_to_atom_count);
 
-    if (JS_ReserveAtomHash(s->ctx->rt, s->idx_to_atom_count))
-        return s->error_state = -1;
     if (s->idx_to_atom_count != 0) {
         s->idx_to_atom = js_mallocz(s->ctx, s->idx_to_atom_count *
                                     sizeof(s->idx_to_atom[0]));
