@@ -175,8 +175,10 @@ impl Host {
             let mut chunk = vec![0; 64 * 1024];
             loop {
                 match stderr.read(&mut chunk) {
-                    Ok(0) | Err(_) => break,
+                    Ok(0) => break,
                     Ok(n) => so_far.append(&chunk[..n]),
+                    Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
                 }
             }
             so_far.close()

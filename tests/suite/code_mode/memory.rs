@@ -77,10 +77,11 @@ const FLOODS: usize = 3;
 /// allocator's delayed purge: 86 to 121 MB above it 3 s after the floods (3 of 3 runs).
 const FLOOD_SLACK_KIB: u64 = 32 * 1024;
 
-/// How soon after the last flood's thread ended its memory must be back: an isolate thread returns
-/// it as it ends, right after the answer; left to the allocator's own purge (1 s after the
-/// free, and only once a later allocation gets to it) it came back seconds later, or not at
-/// all while the host stayed idle (the soak's end: 280 MB for a minute).
+/// How soon after the pool refilled behind the last flood its memory must be back: an isolate
+/// thread returns it as it ends, right after the answer and before its slot makes the next
+/// isolate; left to the allocator's own purge (1 s after the free, and only once a later
+/// allocation gets to it) it came back seconds later, or not at all while the host stayed
+/// idle (the soak's end: 280 MB for a minute).
 const FLOOD_RETURN: Duration = Duration::from_secs(3);
 
 /// Microtask floods that grow to the heap limit fail as that resource error, and once the
