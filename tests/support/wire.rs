@@ -18,6 +18,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -72,6 +73,8 @@ pub struct Host {
     stdin: Option<Sender<Vec<u8>>>,
     stdout: Receiver<Vec<u8>>,
     stderr: Option<JoinHandle<String>>,
+    /// What the host wrote to stderr so far, for waiting on its log lines.
+    stderr_so_far: Arc<StderrSoFar>,
     /// Stdout bytes received but not yet parsed.
     buffer: Vec<u8>,
     stdout_closed: bool,
@@ -166,16 +169,26 @@ impl Host {
             }
         });
         let mut stderr = child.stderr.take().unwrap();
+        let stderr_so_far = Arc::new(StderrSoFar::default());
+        let so_far = stderr_so_far.clone();
         let stderr = std::thread::spawn(move || {
-            let mut text = Vec::new();
-            let _ = stderr.read_to_end(&mut text);
-            String::from_utf8_lossy(&text).into_owned()
+            let mut chunk = vec![0; 64 * 1024];
+            loop {
+                match stderr.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(n) => so_far.append(&chunk[..n]),
+                    Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            so_far.close()
         });
         Host {
             child: Some(child),
             stdin: Some(stdin_sender),
             stdout: stdout_receiver,
             stderr: Some(stderr),
+            stderr_so_far,
             buffer: Vec::new(),
             stdout_closed: false,
             framing: speaks,
@@ -477,6 +490,16 @@ impl Host {
             .unwrap()
     }
 
+    /// Waits until the host has written `needle` to stderr at least `count` times (a log line
+    /// of an event the test must not race, e.g. with `RUST_LOG` at `debug`), failing the
+    /// test when that does not happen within the patience or before stderr closes.
+    pub fn wait_for_stderr(&self, needle: &str, count: usize) {
+        let patience = self.patience;
+        if let Err(stderr) = self.stderr_so_far.wait_for(needle, count, patience) {
+            panic!("{needle:?} not written {count} times to stderr within {patience:?}:\n{stderr}");
+        }
+    }
+
     /// How the host ended, once its stdout closed unexpectedly: its exit status and all it
     /// wrote to stderr, for the failure message.
     pub fn ending(&mut self) -> String {
@@ -532,6 +555,45 @@ impl Host {
             code: status.unwrap().code(),
             stdout: std::mem::take(&mut self.buffer),
             stderr,
+        }
+    }
+}
+
+/// The host's stderr as read so far, and whether it closed.
+#[derive(Default)]
+struct StderrSoFar {
+    state: Mutex<(Vec<u8>, bool)>,
+    grew: Condvar,
+}
+
+impl StderrSoFar {
+    fn append(&self, bytes: &[u8]) {
+        self.state.lock().unwrap().0.extend_from_slice(bytes);
+        self.grew.notify_all();
+    }
+
+    /// Marks stderr closed; returns all of it.
+    fn close(&self) -> String {
+        let mut state = self.state.lock().unwrap();
+        state.1 = true;
+        self.grew.notify_all();
+        String::from_utf8_lossy(&state.0).into_owned()
+    }
+
+    /// `Err` with the text so far when `needle` did not occur `count` times in time.
+    fn wait_for(&self, needle: &str, count: usize, patience: Duration) -> Result<(), String> {
+        let deadline = Instant::now() + patience;
+        let mut state = self.state.lock().unwrap();
+        loop {
+            let text = String::from_utf8_lossy(&state.0);
+            if text.matches(needle).count() >= count {
+                return Ok(());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if state.1 || left.is_zero() {
+                return Err(text.into_owned());
+            }
+            state = self.grew.wait_timeout(state, left).unwrap().0;
         }
     }
 }

@@ -203,12 +203,16 @@ fn live_once(
                 left: left.clone(),
                 abandon: abandon.clone(),
             };
-            shared.supply.offered();
+            // Timed from before the offer is counted, so whoever sees it counted and then waits
+            // `WARM_AFTER` finds it old enough to warm up.
             let offered = Instant::now();
+            shared.supply.offered();
             if shared.ready.send(ticket).await.is_err() {
                 shared.supply.withdrawn();
                 return Lifetime::SlotDone;
             }
+            // What a test waits on before it expects a warm-up (it cannot see `Supply`).
+            tracing::debug!("an isolate is ready for a run");
             // Blocking is fine: nothing else runs on this thread's event loop before the job.
             let warm = || {
                 if offered.elapsed() >= WARM_AFTER {

@@ -5,11 +5,13 @@ use crate::support::code::Host;
 use serde_json::json;
 use std::time::Duration;
 
-/// Longer than an isolate must have waited ready before it warms up (5 ms), so every
-/// isolate the pool refilled meanwhile qualifies.
-const IDLE: Duration = Duration::from_millis(50);
+/// Longer than an isolate must have waited ready before it warms up (5 ms). Waited only after
+/// the host logged the isolate ready (it takes the offer's time before logging it), so the
+/// isolate has been ready at least this long whatever the machine's load: a floor, not a
+/// hope that something else happened meanwhile.
+const IDLE: Duration = Duration::from_millis(20);
+const READY: &str = "an isolate is ready for a run";
 const WARMED_UP: &str = "an isolate warmed up for an anticipated run";
-
 #[test]
 fn only_a_run_code_request_warms_up_an_isolate_and_its_run_answers_as_usual() {
     let mut host = Host::code_mode_with_env(
@@ -19,6 +21,8 @@ fn only_a_run_code_request_warms_up_an_isolate_and_its_run_answers_as_usual() {
     );
     // The first run starts the pool: nothing to warm yet.
     assert_eq!(host.run_code("c1", "return 1")["isError"], false);
+    // The pool's first isolate, then its refill after `c1`.
+    host.wait_for_stderr(READY, 2);
     std::thread::sleep(IDLE);
     // It waits on a timer: the warm-up turned the event loop with a waker of its own.
     let program =
@@ -27,6 +31,7 @@ fn only_a_run_code_request_warms_up_an_isolate_and_its_run_answers_as_usual() {
     assert_eq!(warmed["isError"], false, "{warmed}");
     assert_eq!(warmed["value"]["result"], json!([3, 6]), "{warmed}");
     // Neither a refused direct call of another tool nor another method warms the refill.
+    host.wait_for_stderr(READY, 3);
     std::thread::sleep(IDLE);
     let refused = host.request(
         "tools/execute",

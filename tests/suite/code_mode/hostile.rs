@@ -178,7 +178,10 @@ fn a_replaced_error_constructor_changes_nothing_in_how_a_run_fails() {
         let started = std::time::Instant::now();
         let answer = host.run_code("replaced", &format!("{replaced}\n{unhandled}"));
         assert_eq!(answer, plain, "{replaced}");
-        assert!(started.elapsed() < Duration::from_secs(2), "{replaced}");
+        assert!(
+            started.elapsed() < Duration::from_secs(2) + hostile::BUSY_MACHINE,
+            "{replaced}"
+        );
     }
     still_serving(&mut host);
     assert_eq!(host.finish(), 0);

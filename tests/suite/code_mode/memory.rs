@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support::code::hostile::failure;
-use crate::support::code::{Framing, Host, any_spec};
+use crate::support::code::{Host, any_spec};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -20,8 +20,19 @@ const RUNS: usize = 300;
 /// functions restored from the snapshot were kept (about 40 KB per isolate). 8 MiB catches
 /// 28 KB per run.
 const BOUND_KIB: u64 = 8 * 1024;
-/// Lets the pool finish refilling before a measurement, so no isolate is half made.
-const SETTLE: Duration = Duration::from_millis(250);
+/// The pool's size (the default, set here because the waits below count on it).
+const POOL_SIZE: usize = 2;
+/// The host's debug log line for each isolate its pool made ready.
+const READY: &str = "an isolate is ready for a run";
+/// The host's log settings for [`READY`].
+const SLOT_LOG: (&str, &str) = ("RUST_LOG", "dsh_tools::runtime::js::slot=debug");
+
+/// Waits until the pool has refilled after `runs` runs (one isolate made ready for each, beside
+/// the pool's first ones), so no isolate is half made and every used one is gone (each isolate
+/// thread ends before its slot makes the next).
+fn refilled(host: &Host, runs: usize) {
+    host.wait_for_stderr(READY, runs + POOL_SIZE);
+}
 
 /// Trivial runs leave the host's resident memory flat. mimalloc is told to return freed
 /// memory to the system at once (`MIMALLOC_PURGE_DELAY=0`; by default it keeps it for a
@@ -29,7 +40,11 @@ const SETTLE: Duration = Duration::from_millis(250);
 /// holds on to.
 #[test]
 fn trivial_runs_leave_the_hosts_memory_flat() {
-    let mut host = Host::code_mode_with_env("code", json!({}), &[("MIMALLOC_PURGE_DELAY", "0")]);
+    let mut host = Host::code_mode_with_env(
+        "code",
+        json!({ "codeRuntime": { "poolSize": POOL_SIZE } }),
+        &[("MIMALLOC_PURGE_DELAY", "0"), SLOT_LOG],
+    );
     let run = |host: &mut Host, index: usize| {
         let result = host.run_code(&format!("run-{index}"), "return 1");
         assert_eq!(result["value"]["result"], 1, "{result}");
@@ -37,12 +52,12 @@ fn trivial_runs_leave_the_hosts_memory_flat() {
     for index in 0..WARM_UP {
         run(&mut host, index);
     }
-    std::thread::sleep(SETTLE);
+    refilled(&host, WARM_UP);
     let before = host.resident_memory_kib();
     for index in WARM_UP..WARM_UP + RUNS {
         run(&mut host, index);
     }
-    std::thread::sleep(SETTLE);
+    refilled(&host, WARM_UP + RUNS);
     let after = host.resident_memory_kib();
     let growth = after.saturating_sub(before);
     assert!(
@@ -62,10 +77,11 @@ const FLOODS: usize = 3;
 /// allocator's delayed purge: 86 to 121 MB above it 3 s after the floods (3 of 3 runs).
 const FLOOD_SLACK_KIB: u64 = 32 * 1024;
 
-/// How soon after the last flood's answer its memory must be back: an isolate thread returns
-/// it as it ends, right after the answer; left to the allocator's own purge (1 s after the
-/// free, and only once a later allocation gets to it) it came back seconds later, or not at
-/// all while the host stayed idle (the soak's end: 280 MB for a minute).
+/// How soon after the pool refilled behind the last flood its memory must be back: an isolate
+/// thread returns it as it ends, right after the answer and before its slot makes the next
+/// isolate; left to the allocator's own purge (1 s after the free, and only once a later
+/// allocation gets to it) it came back seconds later, or not at all while the host stayed
+/// idle (the soak's end: 280 MB for a minute).
 const FLOOD_RETURN: Duration = Duration::from_secs(3);
 
 /// Microtask floods that grow to the heap limit fail as that resource error, and once the
@@ -74,8 +90,9 @@ const FLOOD_RETURN: Duration = Duration::from_secs(3);
 #[test]
 fn floods_to_the_heap_limit_leave_the_hosts_memory_where_it_was() {
     let config = json!({ "codeRuntime": {
-        "maxHeapMb": FLOOD_HEAP_MB, "computeMs": 600_000, "maxWallMs": 600_000 } });
-    let mut host = Host::code_mode(Framing::Ndjson, "code", config);
+        "maxHeapMb": FLOOD_HEAP_MB, "computeMs": 600_000, "maxWallMs": 600_000,
+        "poolSize": POOL_SIZE } });
+    let mut host = Host::code_mode_with_env("code", config, &[SLOT_LOG]);
     // As in the soak. Without a client tool the same flood spins at a constant heap until its
     // budget ends it (measured: still running after 30 s, the host at 77 MB resident).
     host.register(any_spec("echo", true));
@@ -92,6 +109,9 @@ fn floods_to_the_heap_limit_leave_the_hosts_memory_where_it_was() {
         assert_eq!(host.run_code(&format!("flood-{index}"), flood), exceeded);
     }
     // Polled before any other run: a later allocation may purge what the allocator held back.
+    // Timed from the pool's refill, which follows the floods' threads' ends however long a
+    // busy machine makes that take.
+    refilled(&host, 10 + FLOODS);
     let deadline = Instant::now() + FLOOD_RETURN;
     loop {
         let now = host.resident_memory_kib();

@@ -63,8 +63,10 @@ fn twenty_runaways_leave_no_busy_thread_a_full_pool_and_a_prompt_exit() {
     assert_pool_serves_two_at_once(&mut host);
     let eof = Instant::now();
     assert_eq!(host.finish(), 0);
+    // Prompt: no runaway is waited for (one would never end), only ordinary teardown, which a
+    // busy machine may slow down.
     assert!(
-        eof.elapsed() < Duration::from_secs(2),
+        eof.elapsed() < Duration::from_secs(2) + hostile::BUSY_MACHINE,
         "EOF took {:?}",
         eof.elapsed()
     );
@@ -130,7 +132,8 @@ fn assert_no_isolate_parked(pid: u32, pool_size: usize) {
     );
 }
 
-/// Waits (up to 5 s) until at most `at_most` of `pid`'s threads have `name` in their name.
+/// Waits (up to 30 s, a guard for a busy machine, not a timing assertion) until at most
+/// `at_most` of `pid`'s threads have `name` in their name.
 fn wait_for_threads(pid: u32, name: &str, at_most: usize, what: &str) {
     let count = || {
         thread_ticks(pid)
@@ -138,7 +141,7 @@ fn wait_for_threads(pid: u32, name: &str, at_most: usize, what: &str) {
             .filter(|(thread, _)| thread.contains(name))
             .count()
     };
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + Duration::from_secs(30);
     while count() > at_most {
         assert!(Instant::now() < deadline, "{} {what}", count());
         std::thread::sleep(Duration::from_millis(20));
@@ -163,12 +166,12 @@ fn thread_ticks(pid: u32) -> Vec<(String, u64)> {
         .collect()
 }
 
-/// Within a bounded wait, a 500 ms stretch in which no thread of `pid` used more than 5% of
-/// a core: a runaway left spinning uses all of one.
+/// Within a bounded wait (30 s, for a busy machine), a 500 ms stretch in which no thread of
+/// `pid` used more than 5% of a core: a runaway left spinning uses all of one (or all it gets).
 fn assert_quiet(pid: u32) {
     const WINDOW: Duration = Duration::from_millis(500);
     const MAX_TICKS: u64 = 3; // 30 ms at 100 ticks per second
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + Duration::from_secs(30);
     let mut busiest = Vec::new();
     while Instant::now() < deadline {
         let before = thread_ticks(pid);

@@ -8,6 +8,13 @@ use std::time::{Duration, Instant};
 
 /// How late the runtime may enforce a budget (the contract).
 pub const ENFORCEMENT_SLACK: Duration = Duration::from_millis(100);
+/// What a machine busy with other work (`.ci/stress`: two CPU hogs beside the suite, which
+/// itself runs tests in parallel) may add to what the client measures: a Python budget counts
+/// the interpreter's CPU time, which a core shared with others accrues slowly, and every
+/// hand-over between threads and processes waits for a core. A runaway the budget missed
+/// would spin until the wall budget, whose different message fails the test anyway; this
+/// only keeps the bound from failing for slowness.
+pub const BUSY_MACHINE: Duration = Duration::from_secs(5);
 
 /// The `run_code` result of a failed run.
 pub fn failure(message: &str) -> Value {
@@ -37,8 +44,8 @@ pub struct ComputeBudget {
 }
 
 /// Under `config` with the budget's `computeMs`, each runaway program, in both framings, ends
-/// as `timeout` within the compute budget plus the enforcement slack (and `process_margin`),
-/// and the host keeps serving.
+/// as `timeout` within the compute budget plus the enforcement slack (and `process_margin`, and
+/// what a busy machine adds), and the host keeps serving.
 pub fn runaway_compute_times_out(
     config: &Value,
     budget: &ComputeBudget,
@@ -49,8 +56,10 @@ pub fn runaway_compute_times_out(
         "code run failed (timeout): compute budget of {} ms exhausted",
         budget.compute_ms
     );
-    let bound =
-        Duration::from_millis(budget.compute_ms) + ENFORCEMENT_SLACK + budget.process_margin;
+    let bound = Duration::from_millis(budget.compute_ms)
+        + ENFORCEMENT_SLACK
+        + budget.process_margin
+        + BUSY_MACHINE;
     let mut config = config.clone();
     super::merge(
         &mut config,

@@ -152,16 +152,30 @@ async fn programs_never_reach_the_bytecode_cache() {
     std::fs::remove_dir(home).unwrap();
 }
 
-/// Waits until `pool` has warmed up `count` isolates in all (the warm-up runs on the
-/// isolate's own thread).
-async fn warm_ups_reach(pool: &IsolatePool, count: usize) {
-    let waited = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+/// Announces a run to `pool`'s next isolate once it has been ready for `WARM_AFTER`, and waits
+/// until the pool has warmed up `count` isolates in all (the warm-up runs on the isolate's own
+/// thread). Nothing here races the isolate's thread on a busy machine: the slot takes the
+/// offer's time before it counts the offer as ready, so `WARM_AFTER` after seeing it counted
+/// the isolate is old enough; and announcing before the offer reached the pool does nothing,
+/// so announcing repeats until the warm-up is seen (the first announcement that finds the
+/// offer asks for it, later ones are ignored).
+async fn announce_to_an_idle_isolate(pool: &IsolatePool, count: usize) {
+    let guard = std::time::Duration::from_secs(60);
+    let ready = tokio::time::timeout(guard, async {
+        while pool.ready_isolates() == 0 {
+            tokio::task::yield_now().await;
+        }
+    });
+    assert!(ready.await.is_ok(), "no isolate became ready");
+    tokio::time::sleep(WARM_AFTER).await;
+    let warmed = tokio::time::timeout(guard, async {
         while pool.warm_ups() < count {
+            pool.anticipate();
             tokio::task::yield_now().await;
         }
     });
     assert!(
-        waited.await.is_ok(),
+        warmed.await.is_ok(),
         "no warm-up: {} of {count}",
         pool.warm_ups()
     );
@@ -179,12 +193,9 @@ async fn an_anticipated_run_meets_a_warmed_up_isolate_and_answers_as_an_unwarmed
     cold.shutdown().await;
 
     let pool = new_pool(1, 64);
-    // Only an isolate that sat idle warms up.
-    tokio::time::sleep(WARM_AFTER).await;
+    // Only an isolate that sat idle warms up; once per isolate, however often it is announced.
+    announce_to_an_idle_isolate(&pool, 1).await;
     pool.anticipate();
-    // Once per isolate, however often it is announced.
-    pool.anticipate();
-    warm_ups_reach(&pool, 1).await;
     let warmed = run_on(&pool, program, LIMITS, &host).await;
     assert_eq!(warmed, unwarmed);
     assert_eq!(
@@ -199,12 +210,7 @@ async fn an_anticipated_run_meets_a_warmed_up_isolate_and_answers_as_an_unwarmed
     assert_eq!(pool.warm_ups(), 1);
 
     // The next isolate, announced and then left waiting, does not hold up the shutdown.
-    while pool.ready_isolates() == 0 {
-        tokio::task::yield_now().await;
-    }
-    tokio::time::sleep(WARM_AFTER).await;
-    pool.anticipate();
-    warm_ups_reach(&pool, 2).await;
+    announce_to_an_idle_isolate(&pool, 2).await;
     pool.shutdown().await;
     assert_eq!(pool.ready_isolates(), 0);
 }

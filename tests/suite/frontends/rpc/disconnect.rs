@@ -42,14 +42,15 @@ fn a_closed_stdout_ends_the_host_and_its_bash_command() {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
-        if closed.elapsed() > Duration::from_secs(10) {
+        if closed.elapsed() > Duration::from_secs(30) {
             child.kill().unwrap();
             panic!("the host kept running after its stdout was closed");
         }
         std::thread::sleep(Duration::from_millis(10));
     };
+    // At the first failed write, not at some later event; a busy machine may slow the exit.
     assert!(
-        closed.elapsed() < Duration::from_secs(2),
+        closed.elapsed() < Duration::from_secs(7),
         "exit took {:?}",
         closed.elapsed()
     );
