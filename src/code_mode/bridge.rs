@@ -221,7 +221,7 @@ mod tests {
         let outer = Arc::new(ToolExecution {
             token: ExecutionToken::fresh(),
             call_id: Arc::from("outer"),
-            name: Arc::from("run_code"),
+            name: Arc::from(crate::code_mode::RUN_CODE),
             arguments: Arc::new(json!({})),
             agent: None,
             parent: None,
