@@ -3104,12 +3104,12 @@ pub(crate) fn install_webassembly(ctx: *mut JSContext) {
     JS_FreeValue(ctx, global);
 
     let brands = c"(()=>{const W=WebAssembly;for(const n of ['Module','Instance','Memory','Global','Table'])Object.defineProperty(W[n].prototype,Symbol.toStringTag,{value:`WebAssembly.${n}`,configurable:true});for(const n of ['CompileError','LinkError','RuntimeError']){const C=class extends Error{};Object.defineProperty(C,'name',{value:n});Object.defineProperty(C.prototype,'name',{value:n,configurable:true});Object.defineProperty(W,n,{value:C,writable:true,configurable:true});}})()";
-    let brands_result = JS_Eval(
+    static BRANDS: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    let brands_result = super::temporal::eval_cached_script(
       ctx,
-      brands.as_ptr(),
-      brands.to_bytes().len(),
-      c"<wasm-brands>".as_ptr(),
-      JS_EVAL_TYPE_GLOBAL,
+      brands.to_bytes(),
+      c"<wasm-brands>",
+      &BRANDS,
     );
     JS_FreeValue(ctx, brands_result);
 
@@ -3124,12 +3124,12 @@ if(ct!=='application/wasm')throw new TypeError(\"Invalid WebAssembly content typ
 return await s.arrayBuffer();};\
 W.compileStreaming=async s=>W.compile(await check(s));\
 W.instantiateStreaming=async (s,i)=>W.instantiate(await check(s),i);})()";
-    let r = JS_Eval(
+    static STREAMING: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    let r = super::temporal::eval_cached_script(
       ctx,
-      poly.as_ptr(),
-      poly.to_bytes().len(),
-      c"<wasm-streaming>".as_ptr(),
-      JS_EVAL_TYPE_GLOBAL,
+      poly.to_bytes(),
+      c"<wasm-streaming>",
+      &STREAMING,
     );
     JS_FreeValue(ctx, r);
 
