@@ -309,10 +309,16 @@ impl Registry {
     /// The tool `name` resolves to in `scope` (shadowing and restrictions applied; a host
     /// tool while its presence holds).
     pub fn resolve(&self, name: &str, scope: Option<&AgentId>) -> Option<Arc<RegisteredTool>> {
-        if let Some(host) = self.host_tool(name) {
-            return self.present(host, scope);
+        // One read for the common case, an ordinary tool; a host tool's presence may need the
+        // scope's view, which reads the state again.
+        let state = self.state.read();
+        match state.host_tools.get(name).cloned() {
+            Some(host) => {
+                drop(state);
+                self.present(host, scope)
+            }
+            None => state.resolve(name, scope),
         }
-        self.state.read().resolve(name, scope)
     }
 
     /// The effective presentation of `scope`: the nearest `presentAs` on its chain (its own,
