@@ -11,9 +11,12 @@
 //! after the traffic stops and the host is idle again, each must be back at its level after
 //! warm-up (RSS within 32 MB), the short-lived hosts must all be gone with no process of
 //! theirs left, nothing may be left in the hosts' `$TMPDIR`, and every answer must have
-//! arrived.
+//! arrived. Each round also takes the third hostile round's cases (`soak/hostile.rs`).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
+
+#[path = "soak/hostile.rs"]
+mod hostile;
 
 use anyhow::{Context, bail, ensure};
 use serde_json::{Value, json};
@@ -39,8 +42,10 @@ fn main() -> anyhow::Result<()> {
         tmp: tmp.path(),
     };
     let mut host = Host::spawn(&dirs)?;
+    let mut memory = hostile::Memory::default();
     for round in 0..10 {
         host.round(round)?;
+        host.hostile_round(round, &mut memory)?;
     }
     let baseline = host.sample()?;
     println!("after warm-up: {baseline}");
@@ -49,6 +54,7 @@ fn main() -> anyhow::Result<()> {
     let (mut rounds, mut short_lived) = (0u64, 0u64);
     while started.elapsed() < Duration::from_secs(seconds) {
         host.round(rounds)?;
+        host.hostile_round(rounds, &mut memory)?;
         if rounds.is_multiple_of(10) {
             leave(&dirs, rounds / 10)?;
             short_lived += 1;
@@ -170,13 +176,14 @@ struct Dirs<'a> {
 }
 
 /// The config of every host: the file built-ins and `bash` in the workspace, Code Mode
-/// beside native tools, and a short compute budget for the hostile programs.
+/// beside native tools, a warm pool smaller than the runs that meet at a rendezvous, and a
+/// short compute budget for the hostile programs.
 fn config(workspace: &std::path::Path) -> Value {
     let root = workspace.display().to_string();
     json!({
         "tools": { "mode": "both" },
         "builtins": { "fs": { "root": root }, "bash": { "cwd": root } },
-        "codeRuntime": { "computeMs": 300, "maxWallMs": 10000 }
+        "codeRuntime": { "computeMs": 300, "maxWallMs": 10000, "poolSize": 2 }
     })
 }
 
@@ -250,12 +257,7 @@ impl Host {
     fn answer(&mut self, id: u64) -> anyhow::Result<Value> {
         let deadline = Instant::now() + PATIENCE;
         loop {
-            let wait = deadline.saturating_duration_since(Instant::now());
-            let message = match self.inbox.recv_timeout(wait) {
-                Ok(message) => message,
-                Err(RecvTimeoutError::Timeout) => bail!("no answer to request {id}"),
-                Err(RecvTimeoutError::Disconnected) => bail!("the host closed its stdout"),
-            };
+            let message = self.next_message(deadline)?;
             if message.get("method").and_then(Value::as_str) == Some("client/executeTool") {
                 let reply = json!({ "jsonrpc": "2.0", "id": message["id"],
                     "result": { "value": message["params"]["arguments"]["i"] } });
@@ -265,6 +267,16 @@ impl Host {
             if message.get("method").is_none() && message["id"] == json!(id) {
                 return Ok(message);
             }
+        }
+    }
+
+    /// The host's next message, waiting until `deadline`.
+    fn next_message(&mut self, deadline: Instant) -> anyhow::Result<Value> {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match self.inbox.recv_timeout(wait) {
+            Ok(message) => Ok(message),
+            Err(RecvTimeoutError::Timeout) => bail!("no answer in time"),
+            Err(RecvTimeoutError::Disconnected) => bail!("the host closed its stdout"),
         }
     }
 
