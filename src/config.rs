@@ -166,7 +166,9 @@ fn settled(path: &str) -> std::path::PathBuf {
     let mut existing = absolute.as_path();
     while let Some(parent) = existing.parent() {
         if let Ok(canonical) = existing.canonicalize() {
-            let rest = absolute.strip_prefix(existing).unwrap_or(std::path::Path::new(""));
+            let rest = absolute
+                .strip_prefix(existing)
+                .unwrap_or(std::path::Path::new(""));
             return canonical.join(rest);
         }
         existing = parent;

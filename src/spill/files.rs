@@ -4,8 +4,8 @@
 //! planted file or link cannot either), removal.
 
 use nix::errno::Errno;
-use nix::fcntl::{OFlag, OpenHow, ResolveFlag, openat, openat2};
 use nix::fcntl::AtFlags;
+use nix::fcntl::{OFlag, OpenHow, ResolveFlag, openat, openat2};
 use nix::sys::stat::{Mode, fstat, fstatat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
 use std::fs::{DirBuilder, File};
@@ -72,12 +72,14 @@ pub fn open_dir(configured: Option<&str>) -> io::Result<SpillDir> {
 /// the owner only.
 pub fn create_file(dir: &SpillDir, label: &str) -> io::Result<(PathBuf, File)> {
     let name = format!("{}-{}.txt", safe_label(label), random_hex()?);
-    let flags = OFlag::O_WRONLY
-        | OFlag::O_CREAT
-        | OFlag::O_EXCL
-        | OFlag::O_NOFOLLOW
-        | OFlag::O_CLOEXEC;
-    let fd = openat(&*dir.fd, name.as_str(), flags, Mode::from_bits_truncate(0o600))?;
+    let flags =
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let fd = openat(
+        &*dir.fd,
+        name.as_str(),
+        flags,
+        Mode::from_bits_truncate(0o600),
+    )?;
     Ok((dir.path.join(name), File::from(fd)))
 }
 
@@ -94,7 +96,14 @@ pub fn remove_file(dir: &OwnedFd, path: &Path) {
 /// Removes a directory this host created, with whatever is left in it, when its path still
 /// names the directory it opened (one moved or replaced since is left alone).
 pub fn remove_dir(dir: &SpillDir) {
-    let same = match (fstat(&*dir.fd), fstatat(nix::fcntl::AT_FDCWD, &dir.path, AtFlags::AT_SYMLINK_NOFOLLOW)) {
+    let same = match (
+        fstat(&*dir.fd),
+        fstatat(
+            nix::fcntl::AT_FDCWD,
+            &dir.path,
+            AtFlags::AT_SYMLINK_NOFOLLOW,
+        ),
+    ) {
         (Ok(opened), Ok(named)) => (opened.st_dev, opened.st_ino) == (named.st_dev, named.st_ino),
         (_, Err(Errno::ENOENT)) => return,
         _ => false,
@@ -204,6 +213,9 @@ mod tests {
         remove_file(&dir.fd, &path);
         assert!(!base.path().join("moved").join(name).exists());
         remove_dir(&dir);
-        assert!(spill.is_symlink() && elsewhere.is_dir(), "the link and its target are kept");
+        assert!(
+            spill.is_symlink() && elsewhere.is_dir(),
+            "the link and its target are kept"
+        );
     }
 }

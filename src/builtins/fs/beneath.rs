@@ -110,10 +110,23 @@ mod tests {
 
         let error = |path: &Path| open_for_reading(&root, path).unwrap_err();
         assert_eq!(error(&root.join("link")).raw_os_error(), Some(libc::ELOOP));
-        assert_eq!(error(&root.join("d/relative")).raw_os_error(), Some(libc::ELOOP));
-        assert_eq!(error(&root.join("dirlink/secret")).raw_os_error(), Some(libc::ELOOP));
-        assert_eq!(error(&root.join("d/../../outside/secret")).raw_os_error(), Some(libc::EXDEV));
-        assert!(error(&outside.join("secret")).to_string().contains("not inside the root"));
+        assert_eq!(
+            error(&root.join("d/relative")).raw_os_error(),
+            Some(libc::ELOOP)
+        );
+        assert_eq!(
+            error(&root.join("dirlink/secret")).raw_os_error(),
+            Some(libc::ELOOP)
+        );
+        assert_eq!(
+            error(&root.join("d/../../outside/secret")).raw_os_error(),
+            Some(libc::EXDEV)
+        );
+        assert!(
+            error(&outside.join("secret"))
+                .to_string()
+                .contains("not inside the root")
+        );
         assert!(parent_of(&root, &root.join("dirlink/new"), true).is_err());
         let linked_root = base.join("linked-root");
         std::os::unix::fs::symlink(&root, &linked_root).unwrap();
@@ -121,7 +134,11 @@ mod tests {
         assert_eq!(via_link.raw_os_error(), Some(libc::ELOOP));
         let read = std::fs::read_to_string(root.join("d/f")).unwrap();
         let mut opened = String::new();
-        io::Read::read_to_string(&mut open_for_reading(&root, &root.join("d/f")).unwrap(), &mut opened).unwrap();
+        io::Read::read_to_string(
+            &mut open_for_reading(&root, &root.join("d/f")).unwrap(),
+            &mut opened,
+        )
+        .unwrap();
         assert_eq!(opened, read);
     }
 }

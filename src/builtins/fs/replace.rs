@@ -55,10 +55,20 @@ pub(super) fn replace(
         Err(errno) => return Err(errno.into()),
     };
     let (temporary, file) = create_temporary(&directory)?;
-    let written = fill(file, content, before.as_ref())
-        .and_then(|()| Ok(renameat(&directory, temporary.as_os_str(), &directory, name)?));
+    let written = fill(file, content, before.as_ref()).and_then(|()| {
+        Ok(renameat(
+            &directory,
+            temporary.as_os_str(),
+            &directory,
+            name,
+        )?)
+    });
     if let Err(error) = written {
-        let _ = unlinkat(&directory, temporary.as_os_str(), UnlinkatFlags::NoRemoveDir);
+        let _ = unlinkat(
+            &directory,
+            temporary.as_os_str(),
+            UnlinkatFlags::NoRemoveDir,
+        );
         return Err(error.into());
     }
     // The rename is durable once the directory is; a failure here loses nothing written.
@@ -89,7 +99,12 @@ fn create_temporary(directory: &OwnedFd) -> io::Result<(OsString, File)> {
             ".dsh-tools-{:016x}.tmp",
             state.hash_one((attempt, std::time::SystemTime::now()))
         ));
-        match openat(directory, name.as_os_str(), flags, Mode::from_bits_truncate(0o666)) {
+        match openat(
+            directory,
+            name.as_os_str(),
+            flags,
+            Mode::from_bits_truncate(0o666),
+        ) {
             Ok(fd) => return Ok((name, File::from(fd))),
             Err(Errno::EEXIST) if attempt < 16 => continue,
             Err(errno) => return Err(errno.into()),
@@ -104,7 +119,10 @@ fn fill(mut file: File, content: &[u8], before: Option<&FileStat>) -> io::Result
     if let Some(old) = before {
         // Owner first: a change of owner clears set-id bits the mode then restores. Only a
         // privileged host can give a file away; otherwise the file stays the host's.
-        let owner = (Some(Uid::from_raw(old.st_uid)), Some(Gid::from_raw(old.st_gid)));
+        let owner = (
+            Some(Uid::from_raw(old.st_uid)),
+            Some(Gid::from_raw(old.st_gid)),
+        );
         match fchown(&file, owner.0, owner.1) {
             Ok(()) | Err(Errno::EPERM) => {}
             Err(errno) => return Err(errno.into()),
@@ -138,7 +156,10 @@ mod tests {
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o640);
         assert!(replace(&root, &root.join("b/c.txt"), b"x", true).unwrap());
-        let names: Vec<_> = std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert!(!names.iter().any(|n| is_temporary(n)), "{names:?}");
     }
 
@@ -157,6 +178,11 @@ mod tests {
                 ReplaceError::Io(e) => panic!("{name}: {e}"),
             }
         }
-        assert!(std::fs::symlink_metadata(root.join("zero")).unwrap().file_type().is_symlink());
+        assert!(
+            std::fs::symlink_metadata(root.join("zero"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
     }
 }

@@ -120,7 +120,10 @@ fn remove_entry(
         if is_dot(inner) {
             continue;
         }
-        if entry.file_type().is_some_and(|kind| kind != Type::Directory) {
+        if entry
+            .file_type()
+            .is_some_and(|kind| kind != Type::Directory)
+        {
             match unlinkat(&held, inner, UnlinkatFlags::NoRemoveDir) {
                 Ok(()) | Err(Errno::ENOENT) => continue,
                 Err(Errno::EISDIR) => {}
@@ -161,7 +164,13 @@ mod tests {
         let fd = nix::fcntl::open(top, directory_flags(), Mode::empty()).unwrap();
         let mut dir = fd;
         for level in 0..depth {
-            let file = openat(&dir, "f", OFlag::O_CREAT | OFlag::O_WRONLY | OFlag::O_CLOEXEC, Mode::from_bits_truncate(0o600)).unwrap();
+            let file = openat(
+                &dir,
+                "f",
+                OFlag::O_CREAT | OFlag::O_WRONLY | OFlag::O_CLOEXEC,
+                Mode::from_bits_truncate(0o600),
+            )
+            .unwrap();
             drop(file);
             nix::unistd::symlinkat(outside, &dir, "out").unwrap();
             if level % 7 == 0 {
@@ -183,7 +192,10 @@ mod tests {
         std::fs::write(top.join(".lock"), "").unwrap();
         remove_tree(&top, Some(".lock")).unwrap();
         assert!(!top.exists());
-        assert!(outside.join("kept.txt").is_file(), "links are removed, never followed");
+        assert!(
+            outside.join("kept.txt").is_file(),
+            "links are removed, never followed"
+        );
     }
 
     #[test]
@@ -195,7 +207,10 @@ mod tests {
         let kept = CString::new(".lock").unwrap();
         let mut dir = Dir::open(&top, directory_flags(), Mode::empty()).unwrap();
         empty(&mut dir, Some(&kept)).unwrap();
-        let left: Vec<_> = std::fs::read_dir(&top).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let left: Vec<_> = std::fs::read_dir(&top)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(left, [".lock"]);
         remove_tree(&top, Some(".lock")).unwrap();
         assert!(!top.exists());

@@ -80,7 +80,14 @@ fn grep_never_returns_the_content_of_a_link_swapped_in_after_the_listing() {
     std::os::unix::fs::symlink(tree.outside.join("secret.txt"), &link).unwrap();
     let mut host = Host::initialized(Framing::Ndjson, json!({}), tree.config());
     let (stop, thread) = swapping(move || {
-        renameat2(AT_FDCWD, &listed, AT_FDCWD, &link, RenameFlags::RENAME_EXCHANGE).unwrap();
+        renameat2(
+            AT_FDCWD,
+            &listed,
+            AT_FDCWD,
+            &link,
+            RenameFlags::RENAME_EXCHANGE,
+        )
+        .unwrap();
     });
     let (mut leaked, mut found) = (0, 0);
     for _ in 0..300 {
@@ -96,7 +103,10 @@ fn grep_never_returns_the_content_of_a_link_swapped_in_after_the_listing() {
     }
     stop.store(true, Ordering::Relaxed);
     thread.join().unwrap();
-    assert_eq!(leaked, 0, "calls that returned the outside file ({found} found the inside one)");
+    assert_eq!(
+        leaked, 0,
+        "calls that returned the outside file ({found} found the inside one)"
+    );
 }
 
 /// `f.txt` is a FIFO half of the time and a regular file the other half (each put in place by
@@ -119,8 +129,14 @@ fn a_fifo_swapped_in_never_hangs_a_file_tool() {
     let mut refused = 0;
     for round in 0..150 {
         let calls = [
-            ("write", json!({ "file_path": "f.txt", "content": format!("old text {round}\n") })),
-            ("edit", json!({ "file_path": "f.txt", "old_string": "old", "new_string": "new" })),
+            (
+                "write",
+                json!({ "file_path": "f.txt", "content": format!("old text {round}\n") }),
+            ),
+            (
+                "edit",
+                json!({ "file_path": "f.txt", "old_string": "old", "new_string": "new" }),
+            ),
             ("grep", json!({ "pattern": "text", "path": "f.txt" })),
             ("grep", json!({ "pattern": "text" })),
             ("read", json!({ "file_path": "f.txt" })),
@@ -154,7 +170,14 @@ fn grep_never_reads_a_device_swapped_in() {
     let mut host = Host::initialized(Framing::Ndjson, json!({}), tree.config());
     let before = host.peak_memory_kib();
     let (stop, thread) = swapping(move || {
-        renameat2(AT_FDCWD, &listed, AT_FDCWD, &link, RenameFlags::RENAME_EXCHANGE).unwrap();
+        renameat2(
+            AT_FDCWD,
+            &listed,
+            AT_FDCWD,
+            &link,
+            RenameFlags::RENAME_EXCHANGE,
+        )
+        .unwrap();
     });
     for _ in 0..300 {
         let result = call(&mut host, "grep", json!({ "pattern": "needle" }));
@@ -202,7 +225,10 @@ fn a_write_that_fails_part_way_leaves_the_old_file_whole() {
     let mut host = host_with_file_size_limit(&tree);
     let huge = "y".repeat(3 << 20);
     let calls = [
-        ("edit", json!({ "file_path": "big.txt", "old_string": "MARKER", "new_string": huge })),
+        (
+            "edit",
+            json!({ "file_path": "big.txt", "old_string": "MARKER", "new_string": huge }),
+        ),
         ("write", json!({ "file_path": "big.txt", "content": huge })),
     ];
     for (tool, arguments) in calls {
@@ -212,8 +238,15 @@ fn a_write_that_fails_part_way_leaves_the_old_file_whole() {
             text, "Error: cannot write \"big.txt\": File too large (os error 27)",
             "{tool}"
         );
-        assert!(std::fs::read_to_string(&path).unwrap() == old, "{tool} changed the file");
-        assert_eq!(names_in(&tree.root), ["big.txt"], "{tool} left a file behind");
+        assert!(
+            std::fs::read_to_string(&path).unwrap() == old,
+            "{tool} changed the file"
+        );
+        assert_eq!(
+            names_in(&tree.root),
+            ["big.txt"],
+            "{tool} left a file behind"
+        );
     }
     // What fits is written, as before.
     let small = call(

@@ -132,7 +132,11 @@ fn a_tree_deeper_than_the_fd_limit_left_in_tmpdir_is_removed_after_the_call() {
     );
     let result = &response["result"];
     assert_eq!(result["isError"], false, "{response}");
-    assert_eq!(result["value"]["stdout"].as_str().unwrap().trim().len(), 4, "{response}");
+    assert_eq!(
+        result["value"]["stdout"].as_str().unwrap().trim().len(),
+        4,
+        "{response}"
+    );
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let left = scratch_dirs(tmp.path());

@@ -161,7 +161,10 @@ fn a_spill_directory_inside_a_writable_root_is_refused_at_configure() {
     let cwd = elsewhere.path().display().to_string();
     let cases = [
         (json!({ "fs": { "root": root } }), "config.builtins.fs.root"),
-        (json!({ "bash": { "cwd": root } }), "config.builtins.bash.cwd"),
+        (
+            json!({ "bash": { "cwd": root } }),
+            "config.builtins.bash.cwd",
+        ),
         (
             json!({ "bash": { "cwd": cwd, "sandbox": { "writableRoots": [root] } } }),
             "config.builtins.bash.sandbox.writableRoots",
@@ -216,7 +219,9 @@ fn a_spill_directory_replaced_by_a_link_is_not_written_through() {
     let name = spilled_path(&second["value"], "stdout");
     let name = name.file_name().unwrap();
     assert_eq!(
-        std::fs::read_dir(base_path.join("elsewhere")).unwrap().count(),
+        std::fs::read_dir(base_path.join("elsewhere"))
+            .unwrap()
+            .count(),
         0,
         "a spill file went through the link"
     );
