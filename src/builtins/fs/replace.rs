@@ -48,6 +48,9 @@ pub(super) fn replace(
     content: &[u8],
     make_parents: bool,
 ) -> Result<bool, ReplaceError> {
+    if path == root {
+        return Err(ReplaceError::Directory);
+    }
     let (directory, name) = beneath::parent_of(root, path, make_parents)?;
     let before = match fstatat(&directory, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
         Ok(stat) => Some(regular(stat)?),
@@ -178,6 +181,10 @@ mod tests {
                 ReplaceError::Io(e) => panic!("{name}: {e}"),
             }
         }
+        assert!(matches!(
+            replace(&root, &root, b"x", false),
+            Err(ReplaceError::Directory)
+        ));
         assert!(
             std::fs::symlink_metadata(root.join("zero"))
                 .unwrap()

@@ -142,16 +142,30 @@ fn remove_entry(
 
 /// Renames `name` of `from` into `top` under a name not taken there.
 fn move_up(from: &impl AsFd, name: &CStr, top: &impl AsFd, fresh: &mut u64) -> io::Result<()> {
-    loop {
+    for _ in 0..1000 {
         *fresh += 1;
         let target = format!(".dsh-tools-removing-{fresh}");
         let flags = RenameFlags::RENAME_NOREPLACE;
-        match renameat2(from.as_fd(), name, top.as_fd(), target.as_str(), flags) {
+        let moved = match renameat2(from.as_fd(), name, top.as_fd(), target.as_str(), flags) {
+            // A file system without RENAME_NOREPLACE: a name not there a moment ago.
+            Err(Errno::EINVAL) => {
+                let nofollow = nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW;
+                match nix::sys::stat::fstatat(top.as_fd(), target.as_str(), nofollow) {
+                    Err(Errno::ENOENT) => {
+                        nix::fcntl::renameat(from.as_fd(), name, top.as_fd(), target.as_str())
+                    }
+                    _ => Err(Errno::EEXIST),
+                }
+            }
+            other => other,
+        };
+        match moved {
             Ok(()) | Err(Errno::ENOENT) => return Ok(()),
             Err(Errno::EEXIST) => continue,
             Err(errno) => return Err(errno.into()),
         }
     }
+    Err(io::Error::other("no free name to move an entry to"))
 }
 
 #[cfg(test)]
