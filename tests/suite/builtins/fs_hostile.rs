@@ -212,7 +212,7 @@ fn names_in(dir: &Path) -> Vec<String> {
     names
 }
 
-/// `edit` and `write` whose new text cannot be written whole (the disk "fills" at 512 KiB):
+/// `edit` and `write` whose new text cannot be written whole (the disk "fills" within 1 MiB):
 /// the error says why, the old file is whole and nothing else is left in its directory. The
 /// old `edit` truncated the file first and lost everything past what fitted.
 #[test]
