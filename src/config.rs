@@ -126,6 +126,56 @@ fn validate_sandboxes(config: &HostConfig) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// `spill.dir` must lie outside every root a tool or a command may write (the fs root, the
+/// bash cwd, every sandbox's `writableRoots`): a command there could replace it with a link
+/// and choose where the host writes. Compared with links resolved as far as paths exist.
+fn validate_spill_dir(config: &HostConfig) -> Result<(), ConfigError> {
+    let Some(dir) = config.spill.dir.as_deref().filter(|d| !d.trim().is_empty()) else {
+        return Ok(());
+    };
+    let builtins = &config.builtins;
+    let mut roots: Vec<(String, &str)> = Vec::new();
+    if let Some(fs) = &builtins.fs {
+        roots.push(("config.builtins.fs.root".into(), &fs.root));
+    }
+    if let Some(bash) = &builtins.bash {
+        roots.push(("config.builtins.bash.cwd".into(), &bash.cwd));
+    }
+    for (field, sandbox) in sandboxes(config) {
+        for root in sandbox.writable_roots.iter().flatten() {
+            roots.push((format!("{field}.writableRoots"), root));
+        }
+    }
+    let spill = settled(dir);
+    for (field, root) in roots {
+        if spill.starts_with(settled(root)) {
+            return Err(ConfigError(format!(
+                "config.spill.dir: {dir} lies inside the writable root {root} ({field}); \
+                 choose a directory outside every root a tool or a command may write"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `path` made absolute, its longest existing prefix canonical.
+fn settled(path: &str) -> std::path::PathBuf {
+    let Ok(absolute) = std::path::absolute(path) else {
+        return path.into();
+    };
+    let mut existing = absolute.as_path();
+    while let Some(parent) = existing.parent() {
+        if let Ok(canonical) = existing.canonicalize() {
+            let rest = absolute
+                .strip_prefix(existing)
+                .unwrap_or(std::path::Path::new(""));
+            return canonical.join(rest);
+        }
+        existing = parent;
+    }
+    absolute
+}
+
 /// `tools.deferred` / `tools.alwaysLoaded` entries must be globs the registry can compile
 /// (the same `globset` settings as `registry::Deferral`).
 fn validate_name_globs(config: &HostConfig) -> Result<(), ConfigError> {
@@ -215,6 +265,7 @@ fn validate_mcp_servers(config: &HostConfig) -> Result<(), ConfigError> {
 
 fn validate(config: &HostConfig) -> Result<(), ConfigError> {
     validate_sandboxes(config)?;
+    validate_spill_dir(config)?;
     validate_name_globs(config)?;
     validate_mcp_servers(config)?;
     let runtime = &config.code_runtime;

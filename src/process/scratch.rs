@@ -16,6 +16,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::fcntl::{Flock, FlockArg};
 
+mod removal;
+
 /// What every root's name starts with.
 const PREFIX: &str = "dsh-tools-scratch-";
 /// The suffix of a root being made (its lock not yet taken): never swept while young.
@@ -55,10 +57,10 @@ impl Drop for Scratch {
 }
 
 /// Removes this host's root with whatever is left in it (scratch dirs of calls still in
-/// flight at exit). Call it last: later scratch dirs cannot be made.
+/// flight at exit), its lock last. Call it last: later scratch dirs cannot be made.
 pub fn remove_root() {
     if let Some(Ok(root)) = ROOT.get() {
-        remove(&root.path);
+        remove_keeping_lock(&root.path);
     }
 }
 
@@ -126,27 +128,37 @@ fn sweep(parent: &Path) {
         };
         if abandoned {
             tracing::debug!("removing {}, left by a host that is gone", path.display());
-            remove(&path);
+            remove_keeping_lock(&path);
         }
     }
 }
 
-/// Whether the lock file exists, is ours to open, and no process holds it.
+/// Whether no process holds the lock: it can be taken, or the file is gone (a root gets
+/// its lock before its final name, and loses it only when being removed: a removal that
+/// stopped part way, by a host that may be gone).
 fn is_unlocked(lock: &Path) -> bool {
-    File::open(lock)
-        .ok()
-        .is_some_and(|file| Flock::lock(file, FlockArg::LockExclusiveNonblock).is_ok())
+    match File::open(lock) {
+        Ok(file) => Flock::lock(file, FlockArg::LockExclusiveNonblock).is_ok(),
+        Err(error) => error.kind() == io::ErrorKind::NotFound,
+    }
 }
 
 fn lock_error((_, errno): (File, nix::errno::Errno)) -> io::Error {
     io::Error::from(errno)
 }
 
-/// Removes a directory tree, logging what cannot be removed (one already gone is fine).
+/// Removes a directory tree whatever its depth (see `removal`), logging what cannot be
+/// removed (one already gone is fine).
 fn remove(path: &Path) {
-    if let Err(error) = std::fs::remove_dir_all(path)
-        && error.kind() != io::ErrorKind::NotFound
-    {
+    if let Err(error) = removal::remove_tree(path, None) {
+        tracing::warn!("could not remove {}: {error}", path.display());
+    }
+}
+
+/// Removes a root, its `.lock` after everything else: a removal that stops part way leaves
+/// a root the next host's sweep still recognizes as abandoned.
+fn remove_keeping_lock(path: &Path) {
+    if let Err(error) = removal::remove_tree(path, Some(".lock")) {
         tracing::warn!("could not remove {}: {error}", path.display());
     }
 }
@@ -180,6 +192,16 @@ mod tests {
         assert!(young_staging.is_dir(), "a root in the making was swept");
         assert!(unrelated.is_dir());
         assert!(third.path.is_dir() && third.path.join(".lock").is_file());
+    }
+
+    #[test]
+    fn a_root_that_lost_its_lock_is_still_swept() {
+        let parent = tempfile::tempdir().unwrap();
+        let lockless = parent.path().join(format!("{PREFIX}1-0000000000000001"));
+        std::fs::create_dir_all(lockless.join("bash-0/d/d")).unwrap();
+        let live = Root::create(parent.path()).unwrap();
+        assert!(!lockless.exists(), "a root without its lock was kept");
+        assert!(live.path.join(".lock").is_file());
     }
 
     #[test]

@@ -58,6 +58,8 @@ struct State {
 struct Entry {
     id: u64,
     path: PathBuf,
+    /// The directory it is in, by descriptor.
+    dir: Arc<std::os::fd::OwnedFd>,
     bytes: u64,
     /// Still being written (a streaming writer): never evicted.
     open: bool,
@@ -117,25 +119,24 @@ impl SpillStore {
             state.dir = None;
         }
         let dir = match &state.dir {
-            Some(dir) => dir.path.clone(),
+            Some(dir) => dir.clone(),
             None => {
                 let dir = files::open_dir(configured.as_deref()).map_err(|e| {
                     let name = configured.as_deref().unwrap_or("under the temp directory");
                     SpillFault(format!("cannot create the spill directory {name}: {e}"))
                 })?;
-                let path = dir.path.clone();
                 state.opened_for = Some(configured);
                 state.dir = Some(dir.clone());
                 if !state.dirs.iter().any(|d| d.path == dir.path) {
-                    state.dirs.push(dir);
+                    state.dirs.push(dir.clone());
                 }
-                path
+                dir
             }
         };
         let (path, file) = files::create_file(&dir, label).map_err(|e| {
             SpillFault(format!(
                 "cannot create a spill file in {}: {e}",
-                dir.display()
+                dir.path.display()
             ))
         })?;
         state.next_id += 1;
@@ -143,6 +144,7 @@ impl SpillStore {
         state.files.push_back(Entry {
             id,
             path: path.clone(),
+            dir: dir.fd.clone(),
             bytes: 0,
             open: true,
         });
@@ -172,7 +174,7 @@ impl SpillStore {
             };
             if let Some(evicted) = state.files.remove(oldest) {
                 state.total -= evicted.bytes;
-                files::remove_file(&evicted.path);
+                files::remove_file(&evicted.dir, &evicted.path);
             }
         }
         state.total += more;
@@ -196,7 +198,7 @@ impl SpillStore {
             && let Some(entry) = state.files.remove(index)
         {
             state.total -= entry.bytes;
-            files::remove_file(&entry.path);
+            files::remove_file(&entry.dir, &entry.path);
         }
     }
 
@@ -213,11 +215,11 @@ impl SpillStore {
             return;
         }
         for entry in state.files.drain(..) {
-            files::remove_file(&entry.path);
+            files::remove_file(&entry.dir, &entry.path);
         }
         state.total = 0;
         for dir in state.dirs.iter().filter(|d| d.created) {
-            files::remove_dir(&dir.path);
+            files::remove_dir(dir);
         }
     }
 

@@ -2,7 +2,7 @@
 //! `replace_all` says every occurrence is meant.
 
 use super::root::FsRoot;
-use super::{file_error, regular_file};
+use super::{file_error, regular_file, replace_file};
 use crate::builtins::cards::{location, parse, success_meta};
 use crate::builtins::typed::{self, TextRenderer};
 use crate::cards::{DiffCallView, DiffResultView, FileDiff, ToolCallView, ToolResultView};
@@ -109,9 +109,7 @@ fn edit(root: &FsRoot, args: &EditArgs) -> Result<EditOutput, ToolError> {
             )));
         }
     };
-    super::beneath::create_for_writing(root.path(), &confined.path)
-        .and_then(|mut file| std::io::Write::write_all(&mut file, edited.as_bytes()))
-        .map_err(|e| file_error("write", requested, &e))?;
+    replace_file(root, &confined.path, requested, edited.as_bytes(), false)?;
     Ok(EditOutput {
         path: confined.display,
         replacements: found as u64,

@@ -18,6 +18,7 @@ use regex::RegexBuilder;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::json;
+use std::io::Read;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -280,7 +281,7 @@ fn grep(
         {
             return Ok(());
         }
-        match searchable_text(&found.file) {
+        match searchable_text(root, &found.file) {
             Searchable::Text(text) => tally.search(&regex, found.display, &text),
             Searchable::TooLarge => tally.skipped.push(found.display),
             Searchable::Not => {}
@@ -366,16 +367,29 @@ enum Searchable {
     Not,
 }
 
-fn searchable_text(file: &std::path::Path) -> Searchable {
-    let Ok(meta) = std::fs::metadata(file) else {
+/// Reads `file` through the root's one-step open (a link or a FIFO swapped in after the
+/// listing is never followed nor waited on) and at most [`MAX_FILE_BYTES`] of it, however
+/// large it claims to be or grows.
+fn searchable_text(root: &FsRoot, file: &std::path::Path) -> Searchable {
+    let Ok(opened) = super::beneath::open_for_reading(root.path(), file) else {
         return Searchable::Not;
     };
-    if meta.len() > MAX_FILE_BYTES {
+    match opened.metadata() {
+        Ok(meta) if meta.is_file() && meta.len() > MAX_FILE_BYTES => return Searchable::TooLarge,
+        Ok(meta) if meta.is_file() => {}
+        _ => return Searchable::Not,
+    }
+    let mut bytes = Vec::new();
+    if opened
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .is_err()
+    {
+        return Searchable::Not;
+    }
+    if bytes.len() as u64 > MAX_FILE_BYTES {
         return Searchable::TooLarge;
     }
-    let Ok(bytes) = std::fs::read(file) else {
-        return Searchable::Not;
-    };
     let probe = &bytes[..bytes.len().min(BINARY_PROBE_BYTES)];
     if probe.contains(&0) {
         return Searchable::Not;

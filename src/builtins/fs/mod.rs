@@ -6,6 +6,7 @@ mod edit;
 mod glob;
 mod grep;
 mod read;
+mod replace;
 mod root;
 mod walk;
 mod write;
@@ -53,6 +54,25 @@ fn regular_file(root: &FsRoot, path: &Path, requested: &str) -> Result<(File, u6
         )));
     }
     Ok((file, meta.len()))
+}
+
+/// Writes `content` as the whole of `path` (see `replace`): `Ok(true)` when it was created.
+fn replace_file(
+    root: &FsRoot,
+    path: &Path,
+    requested: &str,
+    content: &[u8],
+    make_parents: bool,
+) -> Result<bool, ToolError> {
+    replace::replace(root.path(), path, content, make_parents).map_err(|error| match error {
+        replace::ReplaceError::Directory => {
+            ToolError::new(format!("\"{requested}\" is a directory, not a file"))
+        }
+        replace::ReplaceError::NotRegular => {
+            ToolError::new(format!("\"{requested}\" is not a regular file"))
+        }
+        replace::ReplaceError::Io(e) => file_error("write", requested, &e),
+    })
 }
 
 /// A file-system failure in words the model can act on.

@@ -12,6 +12,10 @@ use std::sync::Arc;
 
 /// Symbolic links followed in one resolution before giving up (Linux's own limit).
 const MAX_LINKS: usize = 40;
+/// Longest path accepted, in bytes (Linux's `PATH_MAX`, which counts the final NUL): a
+/// longer one could never be opened, and resolving it component by component first would
+/// cost time and memory in proportion (a 30 MB `x/../…` path: seconds and gigabytes).
+pub const MAX_PATH_BYTES: usize = 4095;
 
 /// The directory the fs tools are confined to.
 #[derive(Debug)]
@@ -103,6 +107,12 @@ impl FsRoot {
     pub fn resolve(&self, requested: &str) -> Result<Confined, ToolError> {
         if requested.is_empty() {
             return Err(ToolError::new("path must not be empty"));
+        }
+        if requested.len() > MAX_PATH_BYTES {
+            return Err(ToolError::new(format!(
+                "refused a path of {} bytes: paths are at most {MAX_PATH_BYTES} bytes (PATH_MAX)",
+                requested.len()
+            )));
         }
         let path = Path::new(requested);
         let relative = if path.is_absolute() {

@@ -1,6 +1,6 @@
 //! `write`: creates or overwrites a file (and its missing parent directories) inside the root.
 
-use super::file_error;
+use super::replace_file;
 use super::root::FsRoot;
 use crate::builtins::cards::{location, parse, success_meta};
 use crate::builtins::typed::{self, TextRenderer};
@@ -70,24 +70,8 @@ pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, DefinitionError> 
 fn write(root: &FsRoot, args: &WriteArgs) -> Result<WriteOutput, ToolError> {
     let requested = &args.file_path;
     let confined = root.resolve_for_writing(requested)?;
-    let created = match std::fs::metadata(&confined.path) {
-        Ok(meta) if meta.is_file() => false,
-        Ok(meta) if meta.is_dir() => {
-            return Err(ToolError::new(format!(
-                "\"{requested}\" is a directory, not a file"
-            )));
-        }
-        Ok(_) => {
-            return Err(ToolError::new(format!(
-                "\"{requested}\" is not a regular file"
-            )));
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
-        Err(e) => return Err(file_error("write", requested, &e)),
-    };
-    super::beneath::create_for_writing(root.path(), &confined.path)
-        .and_then(|mut file| std::io::Write::write_all(&mut file, args.content.as_bytes()))
-        .map_err(|e| file_error("write", requested, &e))?;
+    let content = args.content.as_bytes();
+    let created = replace_file(root, &confined.path, requested, content, true)?;
     Ok(WriteOutput {
         path: confined.display,
         bytes: args.content.len() as u64,

@@ -2,4 +2,5 @@
 
 mod bash;
 mod fs;
+mod fs_hostile;
 mod sandbox;

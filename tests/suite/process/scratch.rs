@@ -102,3 +102,55 @@ fn the_scratch_root_of_a_sigkilled_host_is_swept_by_the_next_host() {
     next.wait();
     assert_eq!(entries(tmp.path()), Vec::<String>::new());
 }
+
+/// A command leaves a 2,000-deep tree in its `$TMPDIR` of a host whose `nofile` is 128: the
+/// tree goes when the call ends (a removal holding a directory per level ran out of fds and
+/// left it for good), with a few fds and little memory (883 MB at a raised limit).
+#[test]
+fn a_tree_deeper_than_the_fd_limit_left_in_tmpdir_is_removed_after_the_call() {
+    use crate::support::wire::{Framing, Host};
+    let (tmp, workspace) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut command = std::process::Command::new("sh");
+    command
+        .args([
+            "-c",
+            "ulimit -n 128 && exec \"$0\" serve --framing ndjson",
+            env!("CARGO_BIN_EXE_dsh-tools"),
+        ])
+        .env("TMPDIR", tmp.path());
+    let mut host = Host::spawn_command(command, Framing::Ndjson);
+    host.initialize(
+        json!({}),
+        json!({ "builtins": { "bash": { "cwd": workspace.path().display().to_string() } } }),
+    );
+    let before = host.peak_memory_kib();
+    let deep = "import os\nfor _ in range(2000):\n    os.mkdir('d'); os.chdir('d')\nopen('f', 'w').write('x')\nprint(len(os.getcwd()))";
+    let response = host.request(
+        "tools/execute",
+        json!({ "callId": "deep", "name": "bash", "arguments": {
+            "command": format!("cd \"$TMPDIR\" && python3 -c \"{deep}\"") } }),
+    );
+    let result = &response["result"];
+    assert_eq!(result["isError"], false, "{response}");
+    assert_eq!(
+        result["value"]["stdout"].as_str().unwrap().trim().len(),
+        4,
+        "{response}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = scratch_dirs(tmp.path());
+        if !left.iter().any(|n| n.starts_with("bash-")) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the command's scratch dir was never removed: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let growth_kib = host.peak_memory_kib().saturating_sub(before);
+    assert!(growth_kib < 32 * 1024, "peak grew by {growth_kib} KiB");
+    assert_eq!(host.finish(), 0);
+    assert_eq!(entries(tmp.path()), Vec::<String>::new());
+}

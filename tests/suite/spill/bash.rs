@@ -150,48 +150,90 @@ fn read_and_grep_reach_a_spill_file_by_its_locator_and_write_cannot() {
     assert_eq!(std::fs::read(&path).unwrap(), seq(1, 100_000));
 }
 
+/// `spill.dir` inside a root a tool or a command may write is refused when the host is
+/// configured, naming the root: a command there could replace it with a link.
 #[test]
-fn a_spill_directory_inside_the_root_is_read_only_too() {
+fn a_spill_directory_inside_a_writable_root_is_refused_at_configure() {
     let workspace = tempfile::tempdir().unwrap();
     let root = workspace.path().display().to_string();
-    let mut host = host_spilling_into(
-        &workspace.path().join("spill"),
-        json!({}),
-        json!({ "builtins": { "bash": { "cwd": root }, "fs": { "root": root } } }),
-    );
-    let result = call(&mut host, "bash", json!({ "command": "seq 1 100000" }));
-    let path = spilled_path(&result["value"], "stdout");
-    let relative = path
-        .strip_prefix(workspace.path().canonicalize().unwrap())
-        .unwrap();
-    let relative = relative.display().to_string();
-    let read = call(
-        &mut host,
-        "read",
-        json!({ "file_path": relative, "limit": 1 }),
-    );
-    assert_eq!(
-        read["value"]["lines"],
-        json!([{ "number": 1, "text": "1" }]),
-        "{read}"
-    );
-    for (tool, arguments) in [
-        ("write", json!({ "file_path": relative, "content": "x" })),
+    let spill = workspace.path().join("results/spill").display().to_string();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let cwd = elsewhere.path().display().to_string();
+    let cases = [
+        (json!({ "fs": { "root": root } }), "config.builtins.fs.root"),
         (
-            "edit",
-            json!({ "file_path": relative, "old_string": "1", "new_string": "2" }),
+            json!({ "bash": { "cwd": root } }),
+            "config.builtins.bash.cwd",
         ),
-    ] {
-        let refused = call(&mut host, tool, arguments);
-        assert_eq!(refused["isError"], true, "{tool}: {refused}");
+        (
+            json!({ "bash": { "cwd": cwd, "sandbox": { "writableRoots": [root] } } }),
+            "config.builtins.bash.sandbox.writableRoots",
+        ),
+    ];
+    for (builtins, field) in cases {
+        let mut host = Host::spawn(crate::support::wire::Framing::Ndjson);
+        let response = host.request(
+            "initialize",
+            json!({ "protocolVersion": "1",
+                    "config": { "builtins": builtins, "spill": { "dir": spill } } }),
+        );
+        assert_eq!(response["error"]["code"], -32602, "{response}");
         assert_eq!(
-            text_of(&refused),
-            format!("Error: refused \"{relative}\": the spill directory is read-only")
+            response["error"]["message"].as_str().unwrap(),
+            format!(
+                "invalid params: config.spill.dir: {spill} lies inside the writable root {root} \
+                 ({field}); choose a directory outside every root a tool or a command may write"
+            )
         );
     }
-    assert_eq!(std::fs::read(&path).unwrap(), seq(1, 100_000));
+}
 
-    // Other absolute paths outside the root stay refused for reading too.
-    let outside = call(&mut host, "read", json!({ "file_path": "/etc/hostname" }));
-    assert_eq!(outside["isError"], true);
+/// A command (unsandboxed: it may write next to its workspace) replaces the spill directory
+/// with a link after the first spill: the host keeps writing into the directory it opened
+/// (wherever it was moved), never through the link.
+#[test]
+fn a_spill_directory_replaced_by_a_link_is_not_written_through() {
+    let base = tempfile::tempdir().unwrap();
+    let base_path = base.path().canonicalize().unwrap();
+    let workspace = base_path.join("root");
+    std::fs::create_dir(&workspace).unwrap();
+    let root = workspace.display().to_string();
+    let mut host = host_spilling_into(
+        &base_path.join("spill"),
+        json!({}),
+        json!({ "builtins": { "bash": { "cwd": root }, "fs": { "root": root } },
+                "sandbox": { "mode": "off" } }),
+    );
+    let first = call(&mut host, "bash", json!({ "command": "seq 1 100000" }));
+    let first_path = spilled_path(&first["value"], "stdout");
+    assert!(first_path.starts_with(base_path.join("spill")), "{first}");
+    std::fs::create_dir(base_path.join("elsewhere")).unwrap();
+    let swap = call(
+        &mut host,
+        "bash",
+        json!({ "command": "mv ../spill ../moved && ln -s elsewhere ../spill" }),
+    );
+    assert_eq!(swap["value"]["exitCode"], 0, "{swap}");
+    let second = call(&mut host, "bash", json!({ "command": "seq 1 100000" }));
+    assert_eq!(second["isError"], false, "{second}");
+    let name = spilled_path(&second["value"], "stdout");
+    let name = name.file_name().unwrap();
+    assert_eq!(
+        std::fs::read_dir(base_path.join("elsewhere"))
+            .unwrap()
+            .count(),
+        0,
+        "a spill file went through the link"
+    );
+    assert_eq!(
+        std::fs::read(base_path.join("moved").join(name)).unwrap(),
+        seq(1, 100_000)
+    );
+    // `read` does not follow the link either.
+    let through = call(
+        &mut host,
+        "read",
+        json!({ "file_path": base_path.join("spill").join(name).display().to_string() }),
+    );
+    assert_eq!(through["isError"], true, "{through}");
 }
