@@ -41,11 +41,13 @@ mod call;
 mod catalog;
 mod client;
 mod definition;
+mod envelope;
 mod link;
 mod names;
 mod process;
 mod progress;
 mod remote;
+mod stdout;
 mod supervisor;
 mod timing;
 

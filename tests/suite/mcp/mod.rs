@@ -6,3 +6,4 @@ mod ingest;
 mod lifecycle;
 mod progress;
 mod sandbox;
+mod transport;
