@@ -102,14 +102,26 @@ pub struct HttpLimitArgs {
     #[arg(long = "http-max-connections", value_name = "N", default_value_t = 512)]
     pub max_connections: usize,
     /// Most connections open at once from one IP address (503 past it).
-    #[arg(long = "http-max-connections-per-peer", value_name = "N", default_value_t = 64)]
+    #[arg(
+        long = "http-max-connections-per-peer",
+        value_name = "N",
+        default_value_t = 64
+    )]
     pub max_connections_per_peer: usize,
     /// Milliseconds a request head may take to arrive, and a keep-alive connection may
     /// idle between requests, before the connection is closed.
-    #[arg(long = "http-header-timeout-ms", value_name = "MS", default_value_t = 10_000)]
+    #[arg(
+        long = "http-header-timeout-ms",
+        value_name = "MS",
+        default_value_t = 10_000
+    )]
     pub header_timeout_ms: u64,
     /// Milliseconds a connection may stay open without a request carrying the bearer
     /// token before it is closed.
-    #[arg(long = "http-auth-timeout-ms", value_name = "MS", default_value_t = 30_000)]
+    #[arg(
+        long = "http-auth-timeout-ms",
+        value_name = "MS",
+        default_value_t = 30_000
+    )]
     pub auth_timeout_ms: u64,
 }

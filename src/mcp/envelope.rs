@@ -59,7 +59,10 @@ impl Envelope {
     /// Looks at the next bytes of the message.
     pub fn feed(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
-            if self.in_string && !self.escaped && !self.reading_key && self.value != Some(Member::Id)
+            if self.in_string
+                && !self.escaped
+                && !self.reading_key
+                && self.value != Some(Member::Id)
             {
                 // The bulk of a large message is string content: skip to what matters.
                 match memchr::memchr2(b'"', b'\\', bytes) {

@@ -107,10 +107,7 @@ impl<R: AsyncRead + Unpin> BoundedStdout<R> {
                 format!("answered request {} with", show(&id)),
                 Some(replacement(&id, size)),
             ),
-            (true, _) => (
-                "sent a request or notification of".to_owned(),
-                None,
-            ),
+            (true, _) => ("sent a request or notification of".to_owned(), None),
             (false, None) => {
                 // An answer no call can be matched to: whichever call it answered would
                 // wait forever, so the connection is given up (and the server restarted).
@@ -316,7 +313,10 @@ mod tests {
 
     #[tokio::test]
     async fn an_over_long_answer_without_an_id_ends_the_stream() {
-        let input = format!("{{\"result\":\"{}\"}}\n{{\"id\":1}}\n", "z".repeat(MAX_MESSAGE));
+        let input = format!(
+            "{{\"result\":\"{}\"}}\n{{\"id\":1}}\n",
+            "z".repeat(MAX_MESSAGE)
+        );
         let (out, watch, _) = through(input.into_bytes()).await;
         assert!(out.len() <= MAX_MESSAGE + 1 && out.ends_with('\n'));
         assert!(watch.why().unwrap().contains("without a readable id"));

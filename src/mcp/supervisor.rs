@@ -347,7 +347,9 @@ async fn ended(endpoint: &mut Endpoint, link: &Link, peer: &Peer<RoleClient>) ->
                 Some(why) => format!("{why}; the server was stopped"),
                 None => format!(
                     "the server closed its stdout but kept running (pid {}); it was stopped",
-                    process.pid().map_or_else(|| "?".to_owned(), |pid| pid.to_string())
+                    process
+                        .pid()
+                        .map_or_else(|| "?".to_owned(), |pid| pid.to_string())
                 ),
             }
         }

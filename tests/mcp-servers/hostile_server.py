@@ -4,8 +4,7 @@ on request, for the tests of what the host does about it.
 
 Tools: `huge` answers with a text of `bytes` bytes in one line, its `id` written last
 (as the TypeScript SDK does) unless `idFirst`; `huge_notification` first sends a log
-notification of `bytes` bytes, then answers "after"; `echo` answers its `message`; `pid`
-answers the process id; `close_stdout` closes stdout and keeps running (never answering).
+notification of `bytes` bytes, then answers "after"; `echo` answers its `message`; `close_stdout` closes stdout and keeps running (never answering).
 
 Flags: --stubborn (ignore SIGTERM and keep running after stdin closes).
 """
@@ -24,7 +23,7 @@ if "--stubborn" in ARGS:
 OBJECT = {"type": "object"}
 TOOLS = [
     {"name": name, "inputSchema": OBJECT}
-    for name in ["huge", "huge_notification", "echo", "pid", "close_stdout"]
+    for name in ["huge", "huge_notification", "echo", "close_stdout"]
 ]
 write_lock = threading.Lock()
 
@@ -62,9 +61,6 @@ def answer_call(message):
         return
     if name == "echo":
         send({"jsonrpc": "2.0", "id": request_id, "result": text(str(arguments.get("message")))})
-        return
-    if name == "pid":
-        send({"jsonrpc": "2.0", "id": request_id, "result": text(str(os.getpid()))})
         return
     if name == "close_stdout":
         with write_lock:

@@ -459,8 +459,7 @@ impl Watchdog {
     pub fn arm(pid: u32, after: Duration) -> Watchdog {
         let (disarm, disarmed) = std::sync::mpsc::channel::<()>();
         std::thread::spawn(move || {
-            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = disarmed.recv_timeout(after)
-            {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = disarmed.recv_timeout(after) {
                 let pid = nix::unistd::Pid::from_raw(pid as i32);
                 let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
             }

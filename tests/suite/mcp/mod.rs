@@ -2,6 +2,7 @@
 
 mod fixture;
 mod http;
+mod http_limits;
 mod ingest;
 mod lifecycle;
 mod progress;

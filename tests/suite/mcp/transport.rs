@@ -6,7 +6,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-use crate::support::mcp::{Binary, PATIENCE, Watchdog, all_running, hostile, processes};
+use crate::support::mcp::{
+    Binary, PATIENCE, Watchdog, all_running, descendants, hostile, processes,
+};
 use dsh_tools_protocol::{McpServerState, McpServerStatus};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -31,10 +33,15 @@ fn status(all: &[McpServerStatus]) -> &McpServerStatus {
     all.iter().find(|s| s.server == "h").unwrap()
 }
 
-/// The server's pid, asked of it.
+/// The pid of the host's server process (the host runs it in a pid namespace of its own,
+/// so the server cannot tell it).
 fn pid(host: &mut Binary) -> u32 {
-    let result = call(host, "pid", json!({})).unwrap();
-    result["value"].as_str().unwrap().parse().unwrap()
+    let servers: Vec<(u32, String)> = descendants(host.pid())
+        .into_iter()
+        .filter(|(_, command)| command.contains("hostile_server.py"))
+        .collect();
+    assert_eq!(servers.len(), 1, "{servers:?}");
+    servers[0].0
 }
 
 #[test]
@@ -54,8 +61,11 @@ fn an_answer_over_the_line_limit_fails_its_call_at_once_naming_the_size() {
         let took = started.elapsed();
         let message = failed.unwrap_err();
         assert!(
-            message.starts_with("MCP server \"h\" answered the call to \"huge\" but the answer was 1782")
-                && message.contains(" bytes (17.0 MiB), over the 16 MiB limit of one MCP message, and was dropped"),
+            message.starts_with(
+                "MCP server \"h\" answered the call to \"huge\" but the answer was 1782"
+            ) && message.contains(
+                " bytes (17.0 MiB), over the 16 MiB limit of one MCP message, and was dropped"
+            ),
             "{message}"
         );
         println!("17 MiB answer (id first: {id_first}) failed in {took:?}");
@@ -66,7 +76,9 @@ fn an_answer_over_the_line_limit_fails_its_call_at_once_naming_the_size() {
     let last_error = status(&all).last_error.clone().unwrap();
     assert!(
         last_error.starts_with("the server answered request ")
-            && last_error.contains(" bytes (17.0 MiB), over the 16 MiB limit of one MCP message; it was dropped"),
+            && last_error.contains(
+                " bytes (17.0 MiB), over the 16 MiB limit of one MCP message; it was dropped"
+            ),
         "{last_error}"
     );
     assert_eq!(status(&all).state, McpServerState::Running);
@@ -79,7 +91,11 @@ fn an_answer_over_the_line_limit_fails_its_call_at_once_naming_the_size() {
     );
     assert_eq!(after.map(|r| r["value"].clone()), Ok(json!("after")));
     let delivered = call(&mut host, "huge", json!({ "bytes": 15_000_000 })).unwrap();
-    assert_eq!(delivered["meta"]["spill"]["bytes"], 15_000_000, "{:?}", delivered["meta"]);
+    assert_eq!(
+        delivered["meta"]["spill"]["bytes"], 15_000_000,
+        "{:?}",
+        delivered["meta"]
+    );
     assert_eq!(pid(&mut host), before);
     let all = host.wait_for_status(|_| true);
     let last_error = status(&all).last_error.clone().unwrap();
