@@ -47,7 +47,7 @@ pub struct Supervisor {
 /// How a connected server is reached.
 enum Endpoint {
     /// A spawned child on stdio, and the end of its stdout.
-    Child(ServerProcess, Arc<StdoutWatch>),
+    Child(Box<ServerProcess>, Arc<StdoutWatch>),
     /// A remote server over Streamable HTTP; `lost` is raised by a call that failed on
     /// the transport.
     Remote { lost: Arc<Notify> },
@@ -274,7 +274,7 @@ impl Supervisor {
                 self.link.set_peer(Some((client.peer().clone(), lost)));
                 self.publish(catalog, listed);
                 return Ok(Connection {
-                    endpoint: Endpoint::Child(process, watch),
+                    endpoint: Endpoint::Child(Box::new(process), watch),
                     client,
                     list_changed,
                 });

@@ -99,6 +99,6 @@ mod tests {
         assert_eq!(admission.admit(c).err(), Some(Refused::Total));
         drop(first);
         assert_eq!(admission.admit(b).map(|_| ()), Ok(()));
-        assert!(admission.open.lock().by_peer.get(&c).is_none());
+        assert!(!admission.open.lock().by_peer.contains_key(&c));
     }
 }

@@ -4,7 +4,7 @@
 //! header timeout and one that never shows the token after the auth timeout; the accept
 //! loop rests instead of spinning when the host is out of file descriptors.
 
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use crate::support::http::{
     HttpHost, INITIALIZE, closed_within, connect_from, cpu_time, eventually, post_on,
@@ -37,7 +37,7 @@ fn assert_refused(stream: &mut TcpStream, what: &str) {
         said.is_empty() || said.starts_with("HTTP/1.1 503 Service Unavailable"),
         "{what}: {said}"
     );
-    println!("{what}: refused in {took:?}");
+    eprintln!("{what}: refused in {took:?}");
 }
 
 #[test]
@@ -78,7 +78,7 @@ fn connections_past_the_caps_are_refused_at_once_while_a_client_with_the_token_i
     assert_refused(&mut past, "a connection past the total cap");
     assert_eq!(post_on(&mut kept, "/elsewhere", Some(&bearer)), 404);
     let share = cpu_share(&host, Duration::from_secs(1));
-    println!("host CPU at the cap: {:.1} % of a core", share * 100.0);
+    eprintln!("host CPU at the cap: {:.1} % of a core", share * 100.0);
     assert!(share < 0.25, "{share}");
     // Once the holders leave, new clients get in again.
     drop(held);
@@ -107,7 +107,7 @@ fn a_slowloris_connection_is_closed_after_the_header_timeout() {
     )
     .unwrap();
     let (_, took) = closed_within(&mut slow, PROMPTLY).expect("the slowloris was kept open");
-    println!("slowloris closed after {took:?}");
+    eprintln!("slowloris closed after {took:?}");
     assert!(took >= Duration::from_millis(250), "{took:?}");
 }
 
@@ -133,7 +133,7 @@ fn a_connection_that_never_shows_the_token_is_closed_after_the_auth_timeout() {
     assert_eq!(post_on(&mut anonymous, "/mcp", None), 401);
     let (_, took) =
         closed_within(&mut anonymous, PROMPTLY).expect("the unauthenticated connection was kept");
-    println!("unauthenticated connection closed after {took:?}");
+    eprintln!("unauthenticated connection closed after {took:?}");
     // Past the same deadline, the authenticated connection still serves.
     assert_eq!(
         post_on(&mut authenticated, "/elsewhere", Some(&bearer)),
@@ -191,7 +191,7 @@ fn the_accept_loop_rests_while_the_host_is_out_of_file_descriptors() {
         .collect();
     host.wait_for_line("accepting an HTTP connection failed");
     let share = cpu_share(&host, Duration::from_secs(2));
-    println!(
+    eprintln!(
         "host CPU while out of descriptors: {:.1} % of a core",
         share * 100.0
     );

@@ -4,7 +4,7 @@
 //! that closes its stdout but keeps running (ignoring SIGTERM) is killed, restarted with
 //! backoff, and `mcp/status` tells why.
 
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use crate::support::mcp::{
     Binary, PATIENCE, Watchdog, all_running, descendants, hostile, processes,
@@ -68,7 +68,7 @@ fn an_answer_over_the_line_limit_fails_its_call_at_once_naming_the_size() {
             ),
             "{message}"
         );
-        println!("17 MiB answer (id first: {id_first}) failed in {took:?}");
+        eprintln!("17 MiB answer (id first: {id_first}) failed in {took:?}");
         assert!(took < Duration::from_secs(5), "took {took:?}");
     }
     drop(watchdog);
