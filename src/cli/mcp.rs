@@ -99,13 +99,17 @@ pub struct HttpLimitArgs {
     #[arg(long = "http-idle-secs", value_name = "SECS", default_value_t = 300)]
     pub idle_secs: u64,
     /// Most connections open at once; one more is answered 503 and closed at once.
-    #[arg(long = "http-max-connections", value_name = "N", default_value_t = 512)]
+    #[arg(
+        long = "http-max-connections",
+        value_name = "N",
+        default_value_t = 1024
+    )]
     pub max_connections: usize,
     /// Most connections open at once from one IP address (503 past it).
     #[arg(
         long = "http-max-connections-per-peer",
         value_name = "N",
-        default_value_t = 64
+        default_value_t = 256
     )]
     pub max_connections_per_peer: usize,
     /// Milliseconds a request head may take to arrive, and a keep-alive connection may

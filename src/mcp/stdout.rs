@@ -295,7 +295,7 @@ mod tests {
         let (out, watch, link) = through(input.into_bytes()).await;
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines.len(), 3);
-        assert!(lines[0].starts_with(r#"{"result""#) && lines[0].len() < MAX_MESSAGE);
+        assert!(lines[0].starts_with(r#"{"result""#) && lines[0].len() <= MAX_MESSAGE);
         let error: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
         assert_eq!(error["id"], 7);
         assert_eq!(error["error"]["data"][OVERSIZED_KEY], size);
