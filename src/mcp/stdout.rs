@@ -116,7 +116,7 @@ impl<R: AsyncRead + Unpin> BoundedStdout<R> {
                     bytes(size),
                     mib(MAX_MESSAGE)
                 );
-                self.report(why.clone());
+                // The supervisor reports it (with what it did about it).
                 self.ended = true;
                 self.watch.close(Some(why));
                 return;

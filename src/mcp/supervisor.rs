@@ -335,16 +335,22 @@ where
 async fn ended(endpoint: &mut Endpoint, link: &Link, peer: &Peer<RoleClient>) -> String {
     match endpoint {
         Endpoint::Child(process, stdout) => {
-            tokio::select! {
-                how = process.exited() => return format!("the server {how}"),
-                () = stdout.closed() => {}
+            let exited = tokio::select! {
+                how = process.exited() => Some(how),
+                () = stdout.closed() => None,
+            };
+            // The reader gave up on the server (which may then exit on its own, its stdin
+            // closed by rmcp): that is the cause.
+            if let Some(why) = stdout.why() {
+                return format!("{why}; the server was stopped");
             }
             // A server that exits closes its stdout first: its exit status says more.
-            if let Some(how) = process.exit_within(EXIT_REPORT).await {
-                return format!("the server {how}");
-            }
-            match stdout.why() {
-                Some(why) => format!("{why}; the server was stopped"),
+            let exited = match exited {
+                Some(how) => Some(how),
+                None => process.exit_within(EXIT_REPORT).await,
+            };
+            match exited {
+                Some(how) => format!("the server {how}"),
                 None => format!(
                     "the server closed its stdout but kept running (pid {}); it was stopped",
                     process

@@ -3,7 +3,7 @@
 on request, for the tests of what the host does about it.
 
 Tools: `huge` answers with a text of `bytes` bytes in one line, its `id` written last
-(as the TypeScript SDK does) unless `idFirst`; `huge_notification` first sends a log
+(as the TypeScript SDK does) unless `idFirst`, or left out with `noId`; `huge_notification` first sends a log
 notification of `bytes` bytes, then answers "after"; `echo` answers its `message`; `close_stdout` closes stdout and keeps running (never answering).
 
 Flags: --stubborn (ignore SIGTERM and keep running after stdin closes).
@@ -49,7 +49,9 @@ def answer_call(message):
     arguments = params.get("arguments") or {}
     if name == "huge":
         body = json.dumps(text("x" * int(arguments["bytes"])))
-        if arguments.get("idFirst"):
+        if arguments.get("noId"):
+            write('{"jsonrpc":"2.0","result":' + body + "}")
+        elif arguments.get("idFirst"):
             write('{"jsonrpc":"2.0","id":' + json.dumps(request_id) + ',"result":' + body + "}")
         else:
             write('{"result":' + body + ',"jsonrpc":"2.0","id":' + json.dumps(request_id) + "}")

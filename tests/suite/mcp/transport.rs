@@ -1,6 +1,7 @@
 //! A stdio server that breaks its transport, through the real binary (no `timeoutMs`
 //! anywhere): an answer over the 16 MiB limit of one message fails its call at once naming
-//! the size while the server keeps serving (a 15 MB one is delivered and spilled); a server
+//! the size while the server keeps serving (a 15 MB one is delivered and spilled; one whose
+//! id cannot be read resets the connection and the server is restarted); a server
 //! that closes its stdout but keeps running (ignoring SIGTERM) is killed, restarted with
 //! backoff, and `mcp/status` tells why.
 
@@ -102,6 +103,36 @@ fn an_answer_over_the_line_limit_fails_its_call_at_once_naming_the_size() {
     assert!(
         last_error.starts_with("the server sent a request or notification of "),
         "{last_error}"
+    );
+    // An over-long answer whose id cannot be read matches no call: the connection is reset
+    // and the server restarted.
+    let failed = call(
+        &mut host,
+        "huge",
+        json!({ "bytes": 17 * 1024 * 1024, "noId": true }),
+    );
+    assert_eq!(
+        failed,
+        Err("MCP server \"h\" closed the connection during the call to \"huge\"".into())
+    );
+    let all = host.wait_for_status(|all| {
+        let status = status(all);
+        status.state == McpServerState::Running
+            && status
+                .last_error
+                .as_deref()
+                .is_some_and(|e| e.contains("without a readable id"))
+    });
+    let last_error = status(&all).last_error.clone().unwrap();
+    assert!(
+        last_error.starts_with("the server sent a message of ")
+            && last_error.ends_with(" without a readable id, over the 16 MiB limit of one MCP message; the connection was reset; the server was stopped"),
+        "{last_error}"
+    );
+    assert_ne!(pid(&mut host), before);
+    assert_eq!(
+        call(&mut host, "echo", json!({ "message": "again" })).map(|r| r["value"].clone()),
+        Ok(json!("again"))
     );
 }
 
