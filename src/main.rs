@@ -83,12 +83,9 @@ enum Command {
         /// A browser origin (`https://app.example:443`) allowed besides the loopback ones.
         #[arg(long, value_name = "ORIGIN", requires = "http")]
         http_allow_origin: Vec<String>,
-        /// Largest request body accepted, in bytes (larger ones get 413).
-        #[arg(long, value_name = "BYTES", default_value_t = 4 * 1024 * 1024)]
-        http_max_body: usize,
-        /// Seconds a session may stay idle before it expires (its agent scope closes).
-        #[arg(long, value_name = "SECS", default_value_t = 300)]
-        http_idle_secs: u64,
+        /// The `--http` server's limits.
+        #[command(flatten)]
+        http_limits: cli::HttpLimitArgs,
     },
     /// Sandbox diagnostics: `check` prints what the kernel supports and what each
     /// configured tool family would get (exit code 1 when one would refuse to start).
@@ -224,8 +221,7 @@ fn run() -> anyhow::Result<()> {
             http_allow_remote,
             http_token_env,
             http_allow_origin,
-            http_max_body,
-            http_idle_secs,
+            http_limits,
         } => {
             let mode = mode
                 .map(|m| serde_json::from_value(serde_json::Value::String(m)))
@@ -238,8 +234,7 @@ fn run() -> anyhow::Result<()> {
                         http_allow_remote,
                         http_token_env.as_deref(),
                         http_allow_origin,
-                        http_max_body,
-                        http_idle_secs,
+                        &http_limits,
                     )
                 })
                 .transpose()?;

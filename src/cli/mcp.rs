@@ -8,6 +8,7 @@ use dsh_tools::host::Host;
 use dsh_tools::transport::stdio;
 use dsh_tools_protocol::{HostConfig, PresentationMode};
 use std::io::Write;
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// Serves MCP in `mode` (the configured `tools.mode` unless overridden), over stdio or,
@@ -59,8 +60,7 @@ pub fn http_options(
     allow_remote: bool,
     token_env: Option<&str>,
     allowed_origins: Vec<String>,
-    max_body_bytes: usize,
-    idle_secs: u64,
+    limits: &HttpLimitArgs,
 ) -> anyhow::Result<HttpOptions> {
     let token = match token_env {
         Some(var) => std::env::var(var)
@@ -80,7 +80,52 @@ pub fn http_options(
         allow_remote,
         token,
         allowed_origins,
-        max_body_bytes,
-        idle: std::time::Duration::from_secs(idle_secs.max(1)),
+        max_body_bytes: limits.max_body,
+        idle: Duration::from_secs(limits.idle_secs.max(1)),
+        max_connections: limits.max_connections.max(1),
+        max_connections_per_peer: limits.max_connections_per_peer.max(1),
+        header_timeout: Duration::from_millis(limits.header_timeout_ms.max(1)),
+        auth_timeout: Duration::from_millis(limits.auth_timeout_ms.max(1)),
     })
+}
+
+/// The `--http` server's limits, as flags of `dsh-tools mcp`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct HttpLimitArgs {
+    /// Largest request body accepted, in bytes (larger ones get 413).
+    #[arg(long = "http-max-body", value_name = "BYTES", default_value_t = 4 * 1024 * 1024)]
+    pub max_body: usize,
+    /// Seconds a session may stay idle before it expires (its agent scope closes).
+    #[arg(long = "http-idle-secs", value_name = "SECS", default_value_t = 300)]
+    pub idle_secs: u64,
+    /// Most connections open at once; one more is answered 503 and closed at once.
+    #[arg(
+        long = "http-max-connections",
+        value_name = "N",
+        default_value_t = 1024
+    )]
+    pub max_connections: usize,
+    /// Most connections open at once from one IP address (503 past it).
+    #[arg(
+        long = "http-max-connections-per-peer",
+        value_name = "N",
+        default_value_t = 256
+    )]
+    pub max_connections_per_peer: usize,
+    /// Milliseconds a request head may take to arrive, and a keep-alive connection may
+    /// idle between requests, before the connection is closed.
+    #[arg(
+        long = "http-header-timeout-ms",
+        value_name = "MS",
+        default_value_t = 10_000
+    )]
+    pub header_timeout_ms: u64,
+    /// Milliseconds a connection may stay open without a request carrying the bearer
+    /// token before it is closed.
+    #[arg(
+        long = "http-auth-timeout-ms",
+        value_name = "MS",
+        default_value_t = 30_000
+    )]
+    pub auth_timeout_ms: u64,
 }

@@ -2,6 +2,7 @@
 //! cancellation forwarded as `notifications/cancelled` and the result normalized.
 
 use super::link::Link;
+use super::stdout::OVERSIZED_KEY;
 use crate::tool::{
     BodyOutput, ContentBlock, HarnessCode, Progress, ToolBody, ToolError, ToolRunContext,
 };
@@ -72,6 +73,18 @@ async fn call(
     };
     match outcome {
         Ok(result) => normalize(server, tool, shape, result),
+        // Put in place of an over-long answer by the stdout reader, not sent by the server.
+        Err(ServiceError::McpError(error))
+            if error
+                .data
+                .as_ref()
+                .is_some_and(|data| data.get(OVERSIZED_KEY).is_some()) =>
+        {
+            Err(ToolError::new(format!(
+                "MCP server \"{server}\" answered the call to \"{tool}\" but {}",
+                error.message
+            )))
+        }
         Err(ServiceError::McpError(error)) => Err(ToolError::new(link.redact(format!(
             "MCP server \"{server}\" rejected the call to \"{tool}\" (error {}): {}",
             error.code.0, error.message

@@ -36,16 +36,22 @@
 //!   environment the official MCP SDKs pass on (`HOME`, `PATH`, ...) plus the configured
 //!   `env`; [`McpHost::shutdown`] closes their stdin, then SIGTERMs and SIGKILLs their
 //!   group, and reaps them.
+//! - **A broken stdio transport**: a message over 16 MiB (rmcp's line limit, which rmcp
+//!   enforces by dropping the line silently) fails the call it answers at once, naming its
+//!   size (`stdout`); a server whose stdout ends is treated as exited even if its process
+//!   runs on: killed, reaped and restarted, `lastError` saying why.
 
 mod call;
 mod catalog;
 mod client;
 mod definition;
+mod envelope;
 mod link;
 mod names;
 mod process;
 mod progress;
 mod remote;
+mod stdout;
 mod supervisor;
 mod timing;
 

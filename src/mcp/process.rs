@@ -86,6 +86,11 @@ pub fn spawn(
 }
 
 impl ServerProcess {
+    /// The server program's pid while it runs (for messages).
+    pub fn pid(&self) -> Option<i32> {
+        self.group.program_pid()
+    }
+
     /// Resolves when the process exits (reaping it), with a description of how.
     pub async fn exited(&mut self) -> String {
         match self.group.wait().await {

@@ -9,6 +9,7 @@ use super::link::Link;
 use super::process::{self, ServerProcess};
 use super::progress::{Ordered, ProgressRoutes};
 use super::remote::{Remote, describe_handshake};
+use super::stdout::{BoundedStdout, MAX_MESSAGE, StdoutWatch};
 use super::timing::{
     DEFAULT_STARTUP, EXIT_REPORT, FIRST_BACKOFF, MAX_ATTEMPTS, MAX_BACKOFF, PING_DEADLINE,
     PING_EVERY, STABLE_AFTER, STARTUP_FLOOR,
@@ -19,6 +20,7 @@ use rmcp::RoleClient;
 use rmcp::model::{ClientRequest, CustomRequest};
 use rmcp::service::{Peer, RunningService, serve_client};
 use rmcp::transport::IntoTransport;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
@@ -44,8 +46,8 @@ pub struct Supervisor {
 
 /// How a connected server is reached.
 enum Endpoint {
-    /// A spawned child on stdio.
-    Child(ServerProcess),
+    /// A spawned child on stdio, and the end of its stdout.
+    Child(Box<ServerProcess>, Arc<StdoutWatch>),
     /// A remote server over Streamable HTTP; `lost` is raised by a call that failed on
     /// the transport.
     Remote { lost: Arc<Notify> },
@@ -168,13 +170,18 @@ impl Supervisor {
             match event {
                 Event::Stop => {
                     let _ = tokio::time::timeout(PING_DEADLINE, connection.client.close()).await;
-                    if let Endpoint::Child(process) = connection.endpoint {
+                    if let Endpoint::Child(process, _) = connection.endpoint {
                         process.terminate().await;
                     }
                     return Ended::Stopped;
                 }
                 Event::Exited(how) => {
                     let _ = tokio::time::timeout(PING_DEADLINE, connection.client.close()).await;
+                    // A server whose stdout ended but that kept running is ended here
+                    // (one that exited is only reaped).
+                    if let Endpoint::Child(process, _) = connection.endpoint {
+                        process.terminate().await;
+                    }
                     return Ended::Failed(self.link.with_stderr(how));
                 }
                 Event::ListChanged => match self.until_stopped(list_all(&peer)).await {
@@ -250,7 +257,12 @@ impl Supervisor {
             process::spawn(&self.link, &self.config, &self.sandbox).map_err(Ended::Failed)?;
         let mut process = spawned.process;
         let (events, list_changed) = ClientEvents::new();
-        let startup = handshake(events, (spawned.stdout, spawned.stdin), &self.link.progress);
+        let (stdout, watch) = BoundedStdout::new(spawned.stdout, &self.link);
+        // `BoundedStdout` passes on no line longer than this (a dropped line's beginning
+        // ends with a newline of its own).
+        let transport = AsyncRwTransport::new_client(stdout, spawned.stdin)
+            .with_max_line_length(MAX_MESSAGE + 1);
+        let startup = handshake(events, transport, &self.link.progress);
         let failure = match self.start(startup).await {
             None => {
                 process.terminate().await;
@@ -262,7 +274,7 @@ impl Supervisor {
                 self.link.set_peer(Some((client.peer().clone(), lost)));
                 self.publish(catalog, listed);
                 return Ok(Connection {
-                    endpoint: Endpoint::Child(process),
+                    endpoint: Endpoint::Child(Box::new(process), watch),
                     client,
                     list_changed,
                 });
@@ -317,11 +329,36 @@ where
     Ok((client, listed))
 }
 
-/// Resolves when the connected server is gone, saying how: a child's exit; for a remote
-/// server, a call that failed on the transport or an unanswered ping.
+/// Resolves when the connected server is gone, saying how: a child's exit, or the end of
+/// its stdout (it can answer nothing more: closed, or given up on by the reader); for a
+/// remote server, a call that failed on the transport or an unanswered ping.
 async fn ended(endpoint: &mut Endpoint, link: &Link, peer: &Peer<RoleClient>) -> String {
     match endpoint {
-        Endpoint::Child(process) => format!("the server {}", process.exited().await),
+        Endpoint::Child(process, stdout) => {
+            let exited = tokio::select! {
+                how = process.exited() => Some(how),
+                () = stdout.closed() => None,
+            };
+            // The reader gave up on the server (which may then exit on its own, its stdin
+            // closed by rmcp): that is the cause.
+            if let Some(why) = stdout.why() {
+                return format!("{why}; the server was stopped");
+            }
+            // A server that exits closes its stdout first: its exit status says more.
+            let exited = match exited {
+                Some(how) => Some(how),
+                None => process.exit_within(EXIT_REPORT).await,
+            };
+            match exited {
+                Some(how) => format!("the server {how}"),
+                None => format!(
+                    "the server closed its stdout but kept running (pid {}); it was stopped",
+                    process
+                        .pid()
+                        .map_or_else(|| "?".to_owned(), |pid| pid.to_string())
+                ),
+            }
+        }
         Endpoint::Remote { lost } => loop {
             tokio::select! {
                 () = lost.notified() => return link.lost_because(),

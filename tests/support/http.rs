@@ -443,3 +443,95 @@ impl Drop for HttpHost {
 
 /// An MCP `initialize` request body.
 pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+/// A blocking connection to `port` on loopback from the source address `source` (any of
+/// 127.0.0.0/8, so that one test can be many peers).
+pub fn connect_from(source: &str, port: u16) -> TcpStream {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .unwrap();
+    let stream = runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(format!("{source}:0").parse().unwrap()).unwrap();
+        socket.connect(([127, 0, 0, 1], port).into()).await.unwrap()
+    });
+    let stream = stream.into_std().unwrap();
+    stream.set_nonblocking(false).unwrap();
+    stream
+}
+
+/// Waits (at most `within`) for the server to close `stream`: `Some(what it sent first,
+/// how long it took)`, or `None` if it was still open at the end.
+pub fn closed_within(
+    stream: &mut TcpStream,
+    within: std::time::Duration,
+) -> Option<(String, std::time::Duration)> {
+    let started = std::time::Instant::now();
+    let mut seen = Vec::new();
+    let mut chunk = [0u8; 1024];
+    loop {
+        let left = within.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return None;
+        }
+        stream.set_read_timeout(Some(left)).unwrap();
+        match stream.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(read) => seen.extend_from_slice(&chunk[..read]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(_) => return None,
+        }
+    }
+    Some((
+        String::from_utf8_lossy(&seen).into_owned(),
+        started.elapsed(),
+    ))
+}
+
+/// One keep-alive HTTP/1.1 POST to `path` on an open `stream` (with `Authorization:
+/// <authorization>` when given) and its status, the response read to its `Content-Length`.
+pub fn post_on(stream: &mut TcpStream, path: &str, authorization: Option<&str>) -> u16 {
+    let auth = authorization
+        .map(|value| format!("Authorization: {value}\r\n"))
+        .unwrap_or_default();
+    let request =
+        format!("POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n{auth}\r\n{{}}");
+    stream.write_all(request.as_bytes()).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        assert_eq!(stream.read(&mut byte).unwrap(), 1, "closed mid-response");
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    let length: u64 = head
+        .lines()
+        .find_map(|line| {
+            line.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .and_then(|n| n.trim().parse().ok())
+        })
+        .unwrap_or(0);
+    std::io::copy(&mut (&mut *stream).take(length), &mut std::io::sink()).unwrap();
+    head.split(' ').nth(1).unwrap().parse().unwrap()
+}
+
+/// CPU time (user + system) `pid` has used so far.
+pub fn cpu_time(pid: u32) -> std::time::Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    // After `pid (comm)`: state is field 3, utime 14 and stime 15 (1-based).
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    // SAFETY: sysconf only reads a constant.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as u64;
+    std::time::Duration::from_millis(ticks * 1000 / per_second)
+}
+
+impl HttpHost {
+    /// Its pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}

@@ -442,3 +442,28 @@ impl Drop for Binary {
 pub fn all_running(status: &[McpServerStatus]) -> bool {
     status.iter().all(|s| s.state == McpServerState::Running)
 }
+
+/// `tests/mcp-servers/hostile_server.py` (breaks its transport on request) with `flags`.
+pub fn hostile(flags: &[&str]) -> Value {
+    let mut args = vec![installed("hostile_server.py")];
+    args.extend(flags.iter().map(|f| f.to_string()));
+    json!({ "command": installed(".venv/bin/python"), "args": args })
+}
+
+/// SIGKILLs a process unless dropped within its deadline, so that a test of a call that
+/// must not hang fails (the host's stdout closes) instead of hanging.
+pub struct Watchdog(Option<std::sync::mpsc::Sender<()>>);
+
+impl Watchdog {
+    /// Arms it for `pid`.
+    pub fn arm(pid: u32, after: Duration) -> Watchdog {
+        let (disarm, disarmed) = std::sync::mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = disarmed.recv_timeout(after) {
+                let pid = nix::unistd::Pid::from_raw(pid as i32);
+                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            }
+        });
+        Watchdog(Some(disarm))
+    }
+}

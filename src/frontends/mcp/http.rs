@@ -14,26 +14,42 @@
 //!   must name a loopback host (rmcp's check), also 403 otherwise.
 //! - **Limits**: request bodies over `max_body_bytes` are 413; a session idle for `idle`
 //!   expires (its scope closes; the client gets 404 and re-initializes).
+//! - **Connections** ([`admission`](super::admission)): at most `max_connections` open and
+//!   `max_connections_per_peer` from one address; one past either cap is answered 503 and
+//!   closed as soon as it is accepted. A request head not complete within
+//!   `header_timeout` (slowloris; an idle keep-alive connection too) closes its connection,
+//!   and so does having made no request with the token within `auth_timeout` of connecting.
+//!   An accept that fails for want of descriptors or memory pauses the loop for
+//!   [`ACCEPT_PAUSE`] (the connection stays queued: retrying at once would spin).
 //! - **Sessions**: each MCP session's server is a [`McpFront::session`] in an agent scope
 //!   `mcp-http-<n>` of its own, sharing the host's tools, policy and pools.
 
 use super::McpFront;
+use super::admission::{Admission, Refused};
 use bytes::Bytes;
 use http::{Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
 /// The MCP endpoint's path.
 pub const PATH: &str = "/mcp";
+
+/// How long the accept loop rests after an accept failed for want of file descriptors or
+/// memory: long enough that the loop costs nothing while the host is at its limit, short
+/// enough that a freed descriptor is used soon.
+pub const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+
+/// What a connection past a cap is told before it is closed.
+const REFUSED: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 20\r\nRetry-After: 1\r\nConnection: close\r\n\r\ntoo many connections";
 
 /// How `dsh-tools mcp --http` serves.
 #[derive(Clone, Debug)]
@@ -50,6 +66,14 @@ pub struct HttpOptions {
     pub max_body_bytes: usize,
     /// How long a session may stay idle before it expires.
     pub idle: Duration,
+    /// Most connections open at once.
+    pub max_connections: usize,
+    /// Most connections open at once from one IP address.
+    pub max_connections_per_peer: usize,
+    /// How long a request head may take to arrive (and a keep-alive connection may idle).
+    pub header_timeout: Duration,
+    /// How long a connection may stay open without a request carrying the token.
+    pub auth_timeout: Duration,
 }
 
 /// Why serving over HTTP could not start.
@@ -134,45 +158,93 @@ pub async fn serve_http(
         config,
     );
     let token: Arc<str> = Arc::from(format!("Bearer {}", options.token));
+    let admission = Admission::new(options.max_connections, options.max_connections_per_peer);
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(options.header_timeout);
+    let mut failing = false;
     loop {
         let accepted = tokio::select! {
             () = stop.cancelled() => break,
             accepted = listening.listener.accept() => accepted,
         };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionAborted => continue,
             Err(e) => {
-                tracing::warn!(target: "mcp", "accepting an HTTP connection failed: {e}");
+                if !failing {
+                    tracing::warn!(target: "mcp", "accepting an HTTP connection failed: {e}; pausing {} ms between attempts until one succeeds", ACCEPT_PAUSE.as_millis());
+                }
+                failing = true;
+                tokio::select! {
+                    () = stop.cancelled() => break,
+                    () = tokio::time::sleep(ACCEPT_PAUSE) => continue,
+                }
+            }
+        };
+        failing = false;
+        let seat = match admission.admit(peer.ip()) {
+            Ok(seat) => seat,
+            Err(why) => {
+                refuse(&stream, peer, why);
                 continue;
             }
         };
         let _ = stream.set_nodelay(true);
-        let (service, token) = (service.clone(), token.clone());
+        let authenticated = Arc::new(AtomicBool::new(false));
+        let (service, token, flag) = (service.clone(), token.clone(), authenticated.clone());
         let handler = hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
-            let (service, token) = (service.clone(), token.clone());
-            async move { Ok::<_, Infallible>(answer(&service, &token, request).await) }
+            let (service, token, flag) = (service.clone(), token.clone(), flag.clone());
+            async move { Ok::<_, Infallible>(answer(&service, &token, &flag, request).await) }
         });
+        let connection = builder.serve_connection(TokioIo::new(stream), handler);
         let connection_stop = sessions.clone();
+        let auth_timeout = options.auth_timeout;
         tokio::spawn(async move {
-            let connection = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), handler);
+            let _seat = seat;
+            let mut connection = std::pin::pin!(connection);
+            tokio::select! {
+                () = connection_stop.cancelled() => return,
+                served = &mut connection => return ended(served),
+                () = tokio::time::sleep(auth_timeout) => {}
+            }
+            if !authenticated.load(Ordering::Acquire) {
+                tracing::debug!(target: "mcp", "closed an HTTP connection from {peer}: no request with the token within {} ms", auth_timeout.as_millis());
+                return;
+            }
             tokio::select! {
                 () = connection_stop.cancelled() => {}
-                served = connection => {
-                    if let Err(e) = served {
-                        tracing::debug!(target: "mcp", "HTTP connection ended: {e}");
-                    }
-                }
+                served = connection => ended(served),
             }
         });
     }
     sessions.cancel();
 }
 
-/// 401 unless the request carries the token; otherwise rmcp's answer.
+/// Logs how a connection ended, if badly (a header timeout among others).
+fn ended(served: hyper::Result<()>) {
+    if let Err(e) = served {
+        tracing::debug!(target: "mcp", "HTTP connection ended: {e}");
+    }
+}
+
+/// Answers a connection past a cap with 503 (if its socket takes it at once) and closes it.
+fn refuse(stream: &TcpStream, peer: SocketAddr, why: Refused) {
+    let _ = stream.try_write(REFUSED);
+    let cap = match why {
+        Refused::Total => "the connection cap",
+        Refused::Peer => "the per-peer connection cap",
+    };
+    tracing::debug!(target: "mcp", "refused an HTTP connection from {peer}: {cap} is reached");
+}
+
+/// 401 unless the request carries the token (which marks its connection `authenticated`);
+/// otherwise rmcp's answer.
 async fn answer(
     service: &StreamableHttpService<McpFront, LocalSessionManager>,
     token: &str,
+    authenticated: &AtomicBool,
     request: Request<hyper::body::Incoming>,
 ) -> Response<Body> {
     let presented = request
@@ -194,6 +266,7 @@ async fn answer(
         );
         return response;
     }
+    authenticated.store(true, Ordering::Release);
     if request.uri().path() != PATH {
         let mut response = Response::new(Full::new(Bytes::from_static(b"Not Found")).boxed());
         *response.status_mut() = StatusCode::NOT_FOUND;

@@ -8,6 +8,7 @@
 //! whose request carries `_meta.progressToken` has its live output and progress sent as
 //! `notifications/progress` ([`progress`]).
 
+mod admission;
 pub mod http;
 mod progress;
 mod session;

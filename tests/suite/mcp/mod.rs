@@ -2,7 +2,9 @@
 
 mod fixture;
 mod http;
+mod http_limits;
 mod ingest;
 mod lifecycle;
 mod progress;
 mod sandbox;
+mod transport;
