@@ -10,3 +10,4 @@ mod memory;
 mod randomness;
 mod rendezvous;
 mod runaways;
+mod stopping;

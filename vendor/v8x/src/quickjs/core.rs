@@ -83,6 +83,9 @@ pub(crate) struct PersistentCell {
   pub value: JSValue,
   pub context: *mut JSContext,
   pub isolate: *mut RealIsolate,
+  /// Where the cell's entry is in its isolate's `persistent_handles`, so a reset
+  /// removes it without searching the list.
+  pub index: usize,
 }
 
 #[derive(Clone, Copy)]
