@@ -177,7 +177,7 @@ impl IsolatePool {
                 }
             },
         };
-        let stripped = strip::strip_types(&code);
+        let stripped = strip::strip_types_within(&code, limits.max_depth);
         // The source is not held through the run, only what the engine is given.
         drop(code);
         let code = match stripped {
