@@ -112,7 +112,8 @@ fn os_entropy(buffer: &mut [u8]) -> bool {
         let read = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), 0) };
         match usize::try_from(read) {
             Ok(read) => filled += read,
-            Err(_) if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {
+            }
             Err(_) => return false,
         }
     }

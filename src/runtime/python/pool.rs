@@ -125,7 +125,8 @@ impl PythonPool {
                 match booted {
                     Ok(interpreter) => interpreter,
                     Err(error) => {
-                        let message = format!("could not start an interpreter for the run: {error}");
+                        let message =
+                            format!("could not start an interpreter for the run: {error}");
                         return early(FailureKind::WorkerExit, &message);
                     }
                 }

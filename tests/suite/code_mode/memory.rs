@@ -36,7 +36,10 @@ fn refilled(host: &Host, runs: usize) {
     host.wait_for_stderr(READY, runs + POOL_SIZE);
     let deadline = Instant::now() + Duration::from_secs(60);
     while on_demand_isolate_threads(host.pid()) > 0 {
-        assert!(Instant::now() < deadline, "isolates made for one run did not end");
+        assert!(
+            Instant::now() < deadline,
+            "isolates made for one run did not end"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
 }

@@ -135,7 +135,11 @@ fn a_run_past_max_concurrent_runs_fails_at_once_and_the_others_go_on() {
             "arguments": { "code": "return 3", "description": "one too many" } }),
     );
     // At once: nothing it could wait for would come before the client answers the gates.
-    assert!(sent.elapsed() < Duration::from_secs(5), "{:?}", sent.elapsed());
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        sent.elapsed()
+    );
     assert_eq!(response["result"]["isError"], true, "{response}");
     assert_eq!(
         response["result"]["error"]["message"],

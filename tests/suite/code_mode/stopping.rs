@@ -85,7 +85,10 @@ fn thread_ticks(pid: u32) -> HashMap<String, u64> {
         .filter_map(|task| {
             let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
             let (name, ticks) = stat_ticks(&stat)?;
-            Some((format!("{}:{name}", task.file_name().to_string_lossy()), ticks))
+            Some((
+                format!("{}:{name}", task.file_name().to_string_lossy()),
+                ticks,
+            ))
         })
         .collect()
 }

@@ -43,10 +43,14 @@ struct Deep(usize);
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Open {
     /// `(`; `control` after `if`, `for`, `while` or `with`.
-    Paren { control: bool },
+    Paren {
+        control: bool,
+    },
     Bracket,
     /// `{`; `block` when it holds statements rather than an object literal's properties.
-    Brace { block: bool },
+    Brace {
+        block: bool,
+    },
     /// A template's `${`: its `}` goes back to the template's text.
     Substitution,
 }
@@ -67,16 +71,16 @@ enum Last {
 
 /// Punctuators, longest first.
 const PUNCTUATORS: [&str; 52] = [
-    ">>>=", "...", "===", "!==", "**=", "<<=", ">>=", ">>>", "&&=", "||=", "??=", "=>", "==",
-    "!=", "<=", ">=", "&&", "||", "??", "?.", "++", "--", "+=", "-=", "*=", "/=", "%=", "&=",
-    "|=", "^=", "**", "<<", ">>", "=", "<", ">", "+", "-", "*", "/", "%", "&", "|", "^", "!",
-    "~", "?", ":", ".", "@", "#", "\\",
+    ">>>=", "...", "===", "!==", "**=", "<<=", ">>=", ">>>", "&&=", "||=", "??=", "=>", "==", "!=",
+    "<=", ">=", "&&", "||", "??", "?.", "++", "--", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=",
+    "**", "<<", ">>", "=", "<", ">", "+", "-", "*", "/", "%", "&", "|", "^", "!", "~", "?", ":",
+    ".", "@", "#", "\\",
 ];
 
 /// Punctuators that nest what follows them to the right.
 const NESTING: [&str; 20] = [
-    "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "**=", "<<=", ">>=", ">>>=", "&&=",
-    "||=", "??=", "?", "**", "<", "~",
+    "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "**=", "<<=", ">>=", ">>>=", "&&=", "||=",
+    "??=", "?", "**", "<", "~",
 ];
 
 struct Scan<'a> {
@@ -263,8 +267,16 @@ impl<'a> Scan<'a> {
         }
         let continues = matches!(
             word,
-            b"in" | b"instanceof" | b"of" | b"as" | b"satisfies" | b"else" | b"catch"
-                | b"finally" | b"extends" | b"while"
+            b"in"
+                | b"instanceof"
+                | b"of"
+                | b"as"
+                | b"satisfies"
+                | b"else"
+                | b"catch"
+                | b"finally"
+                | b"extends"
+                | b"while"
         );
         if !continues {
             self.statement_may_end();
