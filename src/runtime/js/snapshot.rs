@@ -89,7 +89,8 @@ impl Startup {
 /// Randomness: QuickJS seeds `Math.random` once per context from the clock, and a context
 /// restored from the snapshot restores the state it had when the snapshot was taken; with
 /// an entropy source, v8x instead installs its own `Math.random` in every context it creates
-/// or restores, drawing from that source, unless a `--random-seed` flag is set. deno_core
+/// or restores, whose generator its first draw seeds from that source (v8x patch 0014), unless
+/// a `--random-seed` flag is set. deno_core
 /// sets `--random-seed=42` for the whole process when its first runtime is the snapshot
 /// builder (it wants reproducible V8 snapshots), and which runtime is first was a race here:
 /// every run of a host that lost it drew the same sequence. So the engine is initialized here,
