@@ -89,11 +89,11 @@ impl Startup {
 /// Randomness: QuickJS seeds `Math.random` once per context from the clock, and a context
 /// restored from the snapshot restores the state it had when the snapshot was taken; with
 /// an entropy source, v8x instead installs its own `Math.random` in every context it creates
-/// or restores, whose generator its first draw seeds from that source (v8x patch 0014), unless
-/// a `--random-seed` flag is set. deno_core
-/// sets `--random-seed=42` for the whole process when its first runtime is the snapshot
-/// builder (it wants reproducible V8 snapshots), and which runtime is first was a race here:
-/// every run of a host that lost it drew the same sequence. So the engine is initialized here,
+/// or restores, whose generator its first draw seeds from that source (v8x patch 0014),
+/// unless a `--random-seed` flag is set. deno_core sets `--random-seed=42` for the whole
+/// process when its first runtime is the snapshot builder (it wants reproducible V8
+/// snapshots), and which runtime is first was a race here: every run of a host that lost it
+/// drew the same sequence. So the engine is initialized here,
 /// before any runtime, in deno_core's ordinary mode (its later snapshot-mode call does
 /// nothing once it is), the seed is cleared (0 is none) and the OS is the entropy source.
 fn set_engine_flags() {
