@@ -152,3 +152,42 @@ fn a_run_past_max_concurrent_runs_fails_at_once_and_the_others_go_on() {
     open_all(&mut host, &gates);
     assert_eq!(host.finish(), 0);
 }
+
+/// Programs sent while the cap is reached: each a mebibyte.
+const HELD_BACK: usize = 100;
+/// What those requests may add to the host's peak memory: a few of them in flight at once,
+/// never all of them (before, every one waited holding its program several times over: 300
+/// took the host from 61 MB to 1,375 MB).
+const HELD_BACK_GROWTH_KIB: u64 = 64 * 1024;
+
+#[test]
+fn runs_past_the_cap_hold_nothing_while_the_others_run() {
+    let mut host = host_with_gate(json!({ "poolSize": 1, "maxConcurrentRuns": 2 }));
+    let gates = dispatch_all(&mut host, 2);
+    let before = host.peak_memory_kib();
+    let big = format!("return '{}';", "x".repeat(1 << 20));
+    for n in 0..HELD_BACK {
+        host.send_run_code(json!(format!("big-{n}")), &format!("big-{n}"), &big);
+    }
+    let mut refusals = 0;
+    while refusals < HELD_BACK {
+        let message = host.next_message();
+        if message.get("method").is_some() {
+            continue;
+        }
+        assert_eq!(
+            message["result"]["error"]["message"],
+            json!(refused(2)),
+            "{}",
+            message["id"]
+        );
+        refusals += 1;
+    }
+    let growth = host.peak_memory_kib().saturating_sub(before);
+    assert!(
+        growth < HELD_BACK_GROWTH_KIB,
+        "{HELD_BACK} programs of a mebibyte past the cap raised the host's peak memory by {growth} KiB"
+    );
+    open_all(&mut host, &gates);
+    assert_eq!(host.finish(), 0);
+}
