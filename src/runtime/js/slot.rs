@@ -139,12 +139,14 @@ pub(crate) fn spawn_once(
 
 fn supervise(name: &str, shared: &SlotShared, mut started: Option<Started>, offer: Offer) {
     let once = matches!(offer, Offer::Once(_));
-    let offer = std::sync::Arc::new(parking_lot::Mutex::new(offer));
+    // Each isolate thread owns its offer: a thread given up as stuck may still hold one while
+    // the next isolate of a warm slot is built.
+    let mut offer = Some(offer);
     while !shared.closed.is_cancelled() {
         let first = started.take();
         let reported = first.is_none();
         let isolate_shared = shared.clone();
-        let isolate_offer = offer.clone();
+        let mut isolate_offer = offer.take().unwrap_or(Offer::Pool);
         let (events, reports) = std::sync::mpsc::channel();
         // One isolate, one job: one flag for the thread's whole life.
         let left = LeftEngine::default();
@@ -158,11 +160,10 @@ fn supervise(name: &str, shared: &SlotShared, mut started: Option<Started>, offe
                     events: events.clone(),
                     lifetime: Lifetime::Over,
                 };
-                let mut offer = isolate_offer.lock();
                 report.lifetime = live_once(
                     &isolate_shared,
                     first,
-                    &mut offer,
+                    &mut isolate_offer,
                     &Abandon(events),
                     &thread_left,
                 );
