@@ -268,7 +268,7 @@ async fn runs_that_wait_on_each_other_all_run_with_one_isolate_kept_warm() {
         futures::future::join_all(runs),
     )
     .await
-    .expect("runs queued behind runs that wait for them");
+    .unwrap_or_else(|_| panic!("runs queued behind runs that wait for them"));
     for outcome in outcomes {
         assert_eq!(outcome.result, ok(json!("met")));
     }
