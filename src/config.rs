@@ -270,7 +270,7 @@ fn validate(config: &HostConfig) -> Result<(), ConfigError> {
     validate_mcp_servers(config)?;
     let runtime = &config.code_runtime;
     let spill = &config.spill;
-    let checks: [(bool, &str, &str); 16] = [
+    let checks: [(bool, &str, &str); 17] = [
         (
             config.pipeline.hook_timeout_ms > 0,
             "config.pipeline.hookTimeoutMs",
@@ -304,6 +304,11 @@ fn validate(config: &HostConfig) -> Result<(), ConfigError> {
         (
             runtime.pool_size >= 1,
             "config.codeRuntime.poolSize",
+            "must be at least 1",
+        ),
+        (
+            runtime.max_concurrent_runs >= 1,
+            "config.codeRuntime.maxConcurrentRuns",
             "must be at least 1",
         ),
         (

@@ -193,9 +193,14 @@ maxOutputBytes: number,
  */
 maxHeapMb: number, 
 /**
- * Fresh isolates (and fresh Python interpreters) kept ready (>= 1).
+ * Fresh isolates (and fresh Python interpreters) kept ready (>= 1); a run that finds
+ * none ready gets a fresh one made at once.
  */
 poolSize: number, 
+/**
+ * Runs (both languages together) alive at once (>= 1); a run past it fails at once.
+ */
+maxConcurrentRuns: number, 
 /**
  * The sandbox of Python interpreters, over the top-level `sandbox`.
  */

@@ -119,8 +119,11 @@ pub struct CodeRuntimeConfig {
     pub max_output_bytes: u64,
     /// Heap cap of one isolate, or address-space cap of one Python process (MiB, > 0).
     pub max_heap_mb: u64,
-    /// Fresh isolates (and fresh Python interpreters) kept ready (>= 1).
+    /// Fresh isolates (and fresh Python interpreters) kept ready (>= 1); a run that finds
+    /// none ready gets a fresh one made at once.
     pub pool_size: u32,
+    /// Runs (both languages together) alive at once (>= 1); a run past it fails at once.
+    pub max_concurrent_runs: u32,
     /// The sandbox of Python interpreters, over the top-level `sandbox`.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -138,6 +141,7 @@ impl Default for CodeRuntimeConfig {
             max_output_bytes: 64 * 1024 * 1024,
             max_heap_mb: 512,
             pool_size: 2,
+            max_concurrent_runs: 64,
             sandbox: None,
         }
     }

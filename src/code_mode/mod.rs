@@ -2,6 +2,7 @@
 //! model reads. The program runs in a fresh isolate ([`crate::runtime`]); every
 //! `await tools.x(args)` re-enters the complete pipeline with the outer call as parent.
 
+mod admission;
 mod announcer;
 mod bridge;
 mod events;
@@ -33,6 +34,8 @@ pub struct CodeMode {
     events: RwLock<Arc<dyn CodeEvents>>,
     /// `transport.maxNestingDepth`: the deepest JSON a program may pass or return.
     max_depth: AtomicUsize,
+    /// Runs alive, under `codeRuntime.maxConcurrentRuns`.
+    admission: admission::Admission,
 }
 
 impl CodeMode {
@@ -48,6 +51,7 @@ impl CodeMode {
             python: OnceLock::new(),
             events: RwLock::new(Arc::new(NoEvents)),
             max_depth: AtomicUsize::new(default_max_depth()),
+            admission: admission::Admission::default(),
         });
         let definition = tool::definition(Arc::downgrade(runtime), code.clone())?;
         runtime.registry().install_host_tool(definition)?;

@@ -66,6 +66,9 @@ async fn run(
     code: Arc<CodeMode>,
     ctx: ToolRunContext,
 ) -> Result<BodyOutput, ToolError> {
+    // First, so a refused run copies nothing and never waits.
+    let cap = code.config.read().max_concurrent_runs;
+    let _admitted = code.admission.admit(cap)?;
     let arguments = ctx.arguments();
     let source = arguments
         .get("code")

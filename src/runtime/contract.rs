@@ -9,7 +9,8 @@ use tokio_util::sync::CancellationToken;
 /// How many fresh isolates are kept ready and how much heap each may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PoolConfig {
-    /// Ready isolates kept warm (and the number of runs that execute at once); at least 1.
+    /// Ready isolates kept warm; at least 1. Not a cap on runs: one that finds none ready
+    /// gets an isolate made for it at once.
     pub size: usize,
     /// Heap ceiling of one isolate in MiB; exceeding it ends the run as `worker-exit`.
     pub max_heap_mb: u64,

@@ -1,4 +1,9 @@
 //! The isolate pool: keeps fresh isolates warm on their own threads and hands each run to one of them under its budgets.
+//!
+//! `size` is how many isolates are kept warm, not how many runs may be alive: a run that
+//! finds none ready gets one made for it at once (`slot::spawn_once`), so runs never queue
+//! behind runs (whose bindings may be waiting for them). The host's cap on runs alive is
+//! `codeRuntime.maxConcurrentRuns`, enforced before a run reaches the pool.
 
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -31,6 +36,9 @@ struct PoolInner {
     tickets: tokio::sync::Mutex<Tickets>,
     supply: Arc<Supply>,
     closed: CancellationToken,
+    /// What a slot made on demand shares with the warm ones.
+    shared: SlotShared,
+    /// The warm slots' supervisors, and those made on demand that may not have ended yet.
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -44,13 +52,6 @@ struct Tickets {
 impl Tickets {
     fn try_take(&mut self) -> Option<Ticket> {
         self.next.take().or_else(|| self.offers.try_recv().ok())
-    }
-
-    async fn take(&mut self) -> Option<Ticket> {
-        match self.next.take() {
-            Some(ticket) => Some(ticket),
-            None => self.offers.recv().await,
-        }
     }
 }
 
@@ -78,23 +79,26 @@ impl IsolatePool {
         }
         let startup = Startup::of_process()?;
         let (ready, tickets) = mpsc::channel(config.size);
+        let supply = Arc::<Supply>::default();
+        let closed = CancellationToken::new();
+        let shared = SlotShared {
+            max_heap_mb: config.max_heap_mb,
+            startup,
+            ready,
+            supply: supply.clone(),
+            closed: closed.clone(),
+        };
         let inner = Arc::new(PoolInner {
             config,
             tickets: tokio::sync::Mutex::new(Tickets {
                 offers: tickets,
                 next: None,
             }),
-            supply: Arc::default(),
-            closed: CancellationToken::new(),
+            supply,
+            closed,
+            shared: shared.clone(),
             threads: Mutex::new(Vec::with_capacity(config.size)),
         });
-        let shared = SlotShared {
-            max_heap_mb: config.max_heap_mb,
-            startup,
-            ready,
-            supply: inner.supply.clone(),
-            closed: inner.closed.clone(),
-        };
         let (started, starts) = std::sync::mpsc::channel();
         for index in 0..config.size {
             let thread = slot::spawn(index, shared.clone(), started.clone())
@@ -141,7 +145,8 @@ impl IsolatePool {
         }
     }
 
-    /// Strips the program's types, waits for a ready isolate and runs the program on it.
+    /// Strips the program's types, takes a ready isolate (or has one made for this run at
+    /// once, never waiting for another run) and runs the program on it.
     pub async fn run(&self, request: RunRequest) -> RunOutcome {
         let RunRequest {
             code,
@@ -153,22 +158,46 @@ impl IsolatePool {
         let early = |kind: FailureKind, message: String| {
             verdict::early_failure(RunFailure::new(kind, message), limits.max_output_bytes)
         };
+        let closed = &self.inner.closed;
+        if closed.is_cancelled() {
+            return early(FailureKind::WorkerExit, SHUT_DOWN.to_owned());
+        }
         // A ready isolate is taken (and its thread woken) before the types are stripped, so
-        // the thread wakes while they are; with none ready, stripping overlaps the wait.
-        let ready = self.ready_ticket();
-        let code = match strip::strip_types(&code) {
+        // the thread wakes while they are; with none ready, one is made for this run, and
+        // stripping overlaps its creation.
+        let source = match self.ready_ticket() {
+            Some(ticket) => Source::Ready(ticket),
+            None => match self.made_for_this_run() {
+                Ok(made) => Source::Made(made),
+                Err(error) => {
+                    return early(
+                        FailureKind::WorkerExit,
+                        format!("could not start an isolate thread: {error}"),
+                    );
+                }
+            },
+        };
+        let stripped = strip::strip_types_within(&code, limits.max_depth);
+        // The source is not held through the run, only what the engine is given.
+        drop(code);
+        let code = match stripped {
             Ok(code) => code,
-            // A ticket dropped unused offers its isolate again.
+            // A ticket dropped unused offers its isolate again; one made for this run ends.
             Err(error) => return early(FailureKind::Exception, error.to_string()),
         };
-        let closed = &self.inner.closed;
-        let ticket = match ready {
-            Some(ticket) => Some(ticket),
-            None => tokio::select! {
+        let ticket = match source {
+            Source::Ready(ticket) => Some(ticket),
+            Source::Made(made) => tokio::select! {
                 biased;
                 () = closed.cancelled() => None,
                 () = abort.cancelled() => return early(FailureKind::Abort, "run aborted".to_owned()),
-                ticket = self.next_ticket() => ticket,
+                made = made => match made {
+                    Ok(ticket) => Some(ticket),
+                    Err(_) => return early(
+                        FailureKind::WorkerExit,
+                        "could not create an isolate for the run".to_owned(),
+                    ),
+                },
             },
         };
         let Some(Ticket {
@@ -229,11 +258,24 @@ impl IsolatePool {
         Some(ticket)
     }
 
-    /// Waits for the next ready isolate; `None` once the pool is shut down.
-    async fn next_ticket(&self) -> Option<Ticket> {
-        let ticket = self.inner.tickets.lock().await.take().await?;
-        self.inner.supply.taken();
-        Some(ticket)
+    /// Starts a slot that makes one isolate for the calling run; its ticket arrives on the
+    /// receiver (dropped unsent if the isolate cannot be made).
+    fn made_for_this_run(&self) -> std::io::Result<oneshot::Receiver<Ticket>> {
+        let (ticket, made) = oneshot::channel();
+        let thread = slot::spawn_once(self.inner.shared.clone(), ticket)?;
+        let mut threads = self.inner.threads.lock();
+        // Those of earlier runs that have ended are joined now (at once: they are over), so
+        // the list holds only the warm slots and the on-demand ones still alive.
+        let mut index = 0;
+        while index < threads.len() {
+            if index >= self.inner.config.size && threads[index].is_finished() {
+                let _ = threads.swap_remove(index).join();
+            } else {
+                index += 1;
+            }
+        }
+        threads.push(thread);
+        Ok(made)
     }
 
     /// Stops every run, lets every slot thread exit and waits for them.
@@ -259,6 +301,14 @@ impl IsolatePool {
             tracing::error!("could not wait for the isolate threads");
         }
     }
+}
+
+/// Where a run's isolate comes from.
+enum Source {
+    /// A warm one, taken from the pool.
+    Ready(Ticket),
+    /// One being made for this run.
+    Made(oneshot::Receiver<Ticket>),
 }
 
 /// Stops the run if the caller stops waiting for it, so no isolate keeps running unwatched.

@@ -1,4 +1,7 @@
 //! One pool slot: a supervisor thread that keeps one fresh isolate ready, each on its own short-lived thread that runs one job and exits.
+//! A run that finds no ready isolate gets a slot of its own made on demand ([`spawn_once`]):
+//! the same supervisor and isolate threads, whose one isolate goes straight to that run and
+//! which end with it, so no run ever waits for another to finish.
 //!
 //! Every isolate gets a new OS thread because v8x keeps per-thread state that breaks after a
 //! few hundred isolates were created and dropped on the same thread (a later `JsRuntime`
@@ -104,6 +107,14 @@ enum Lifetime {
     SlotDone,
 }
 
+/// Where a slot's ready isolate goes.
+enum Offer {
+    /// To the pool, for whichever run comes next, isolate after isolate.
+    Pool,
+    /// To the one run that asked for it; the slot ends after that isolate.
+    Once(Option<oneshot::Sender<Ticket>>),
+}
+
 /// Starts a slot's supervisor thread.
 pub(crate) fn spawn(
     index: usize,
@@ -112,21 +123,36 @@ pub(crate) fn spawn(
 ) -> std::io::Result<JoinHandle<()>> {
     std::thread::Builder::new()
         .name(format!("dsh-slot-{index}"))
-        .spawn(move || supervise(index, &shared, started))
+        .spawn(move || supervise(&index.to_string(), &shared, Some(started), Offer::Pool))
 }
 
-fn supervise(index: usize, shared: &SlotShared, started: Started) {
-    let mut started = Some(started);
+/// Starts a slot that builds one isolate for the run waiting on `ticket` and ends with it. A
+/// build failure drops `ticket` unsent.
+pub(crate) fn spawn_once(
+    shared: SlotShared,
+    ticket: oneshot::Sender<Ticket>,
+) -> std::io::Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("dsh-slot-once".to_owned())
+        .spawn(move || supervise("once", &shared, None, Offer::Once(Some(ticket))))
+}
+
+fn supervise(name: &str, shared: &SlotShared, mut started: Option<Started>, offer: Offer) {
+    let once = matches!(offer, Offer::Once(_));
+    // Each isolate thread owns its offer: a thread given up as stuck may still hold one while
+    // the next isolate of a warm slot is built.
+    let mut offer = Some(offer);
     while !shared.closed.is_cancelled() {
         let first = started.take();
         let reported = first.is_none();
         let isolate_shared = shared.clone();
+        let mut isolate_offer = offer.take().unwrap_or(Offer::Pool);
         let (events, reports) = std::sync::mpsc::channel();
         // One isolate, one job: one flag for the thread's whole life.
         let left = LeftEngine::default();
         let thread_left = left.clone();
         let spawned = std::thread::Builder::new()
-            .name(format!("dsh-isolate-{index}"))
+            .name(format!("dsh-isolate-{name}"))
             .stack_size(ISOLATE_STACK_BYTES)
             .spawn(move || {
                 // A panic leaves `Over`: the supervisor builds the next isolate.
@@ -134,7 +160,13 @@ fn supervise(index: usize, shared: &SlotShared, started: Started) {
                     events: events.clone(),
                     lifetime: Lifetime::Over,
                 };
-                report.lifetime = live_once(&isolate_shared, first, &Abandon(events), &thread_left);
+                report.lifetime = live_once(
+                    &isolate_shared,
+                    first,
+                    &mut isolate_offer,
+                    &Abandon(events),
+                    &thread_left,
+                );
             });
         let lifetime = match spawned {
             Ok(thread) => match reports.recv() {
@@ -155,7 +187,7 @@ fn supervise(index: usize, shared: &SlotShared, started: Started) {
             },
             Err(error) => {
                 tracing::error!(%error, "could not start an isolate thread");
-                if !reported {
+                if !reported || once {
                     // The startup handshake waits for this slot: the pool reports the failure.
                     return;
                 }
@@ -163,7 +195,7 @@ fn supervise(index: usize, shared: &SlotShared, started: Started) {
                 continue;
             }
         };
-        if let Lifetime::SlotDone = lifetime {
+        if once || matches!(lifetime, Lifetime::SlotDone) {
             return;
         }
     }
@@ -173,9 +205,11 @@ fn supervise(index: usize, shared: &SlotShared, started: Started) {
 fn live_once(
     shared: &SlotShared,
     started: Option<Started>,
+    offer: &mut Offer,
     abandon: &Abandon,
     left: &LeftEngine,
 ) -> Lifetime {
+    let once = matches!(offer, Offer::Once(_));
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
@@ -183,12 +217,12 @@ fn live_once(
         Ok(runtime) => runtime,
         Err(error) => {
             let message = format!("no event loop for the isolate: {error}");
-            return fail_to_build(shared, started, message);
+            return fail_to_build(shared, started, once, message);
         }
     };
     let mut isolate = match FreshIsolate::new(shared.max_heap_mb, shared.startup) {
         Ok(isolate) => isolate,
-        Err(message) => return fail_to_build(shared, started, message),
+        Err(message) => return fail_to_build(shared, started, once, message),
     };
     // Declared after the isolate, so the context is detached before the isolate drops.
     let _nudged = left.attach(isolate.handle(), isolate.engine_context());
@@ -206,13 +240,26 @@ fn live_once(
             // Timed from before the offer is counted, so whoever sees it counted and then waits
             // `WARM_AFTER` finds it old enough to warm up.
             let offered = Instant::now();
-            shared.supply.offered();
-            if shared.ready.send(ticket).await.is_err() {
-                shared.supply.withdrawn();
-                return Lifetime::SlotDone;
+            match offer {
+                Offer::Pool => {
+                    shared.supply.offered();
+                    if shared.ready.send(ticket).await.is_err() {
+                        shared.supply.withdrawn();
+                        return Lifetime::SlotDone;
+                    }
+                    // What a test waits on before it expects a warm-up (it cannot see `Supply`).
+                    tracing::debug!("an isolate is ready for a run");
+                }
+                Offer::Once(to) => {
+                    // Its run went away meanwhile: nobody else wants this isolate.
+                    if to.take().is_none_or(|to| to.send(ticket).is_err()) {
+                        return Lifetime::SlotDone;
+                    }
+                    // Logged as a warm one is, so a test counting isolates made ready counts
+                    // one per run whichever kind the run got.
+                    tracing::debug!("an isolate is ready for a run");
+                }
             }
-            // What a test waits on before it expects a warm-up (it cannot see `Supply`).
-            tracing::debug!("an isolate is ready for a run");
             // Blocking is fine: nothing else runs on this thread's event loop before the job.
             let warm = || {
                 if offered.elapsed() >= WARM_AFTER {
@@ -232,19 +279,29 @@ fn live_once(
                     return Lifetime::Over;
                 }
                 // The run that took the ticket went away before using it: offer the isolate again.
-                None if !shared.closed.is_cancelled() => {}
+                None if !once && !shared.closed.is_cancelled() => {}
                 None => return Lifetime::SlotDone,
             }
         }
     })
 }
 
-fn fail_to_build(shared: &SlotShared, started: Option<Started>, message: String) -> Lifetime {
+/// `once`: the isolate was made for one waiting run, which fails at once (its ticket is
+/// dropped) rather than waiting out a retry.
+fn fail_to_build(
+    shared: &SlotShared,
+    started: Option<Started>,
+    once: bool,
+    message: String,
+) -> Lifetime {
     if let Some(started) = started {
         let _ = started.send(Err(message));
         return Lifetime::SlotDone;
     }
     tracing::error!(%message, "could not build a fresh isolate");
+    if once {
+        return Lifetime::SlotDone;
+    }
     if !shared.closed.is_cancelled() {
         std::thread::sleep(RETRY_PAUSE);
     }

@@ -85,8 +85,40 @@ impl Startup {
 /// it compiles, model programs included, under `$XDG_CACHE_HOME/v8x`; programs must never
 /// reach the disk. A flag rather than the engine's `V82JSC_NO_BC_CACHE`, which would mean
 /// setting the environment of a process that already runs other threads.
+///
+/// Randomness: QuickJS seeds `Math.random` once per context from the clock, and a context
+/// restored from the snapshot restores the state it had when the snapshot was taken; with
+/// an entropy source, v8x instead installs its own `Math.random` in every context it creates
+/// or restores, whose generator its first draw seeds from that source (v8x patch 0014),
+/// unless a `--random-seed` flag is set. deno_core sets `--random-seed=42` for the whole
+/// process when its first runtime is the snapshot builder (it wants reproducible V8
+/// snapshots), and which runtime is first was a race here: every run of a host that lost it
+/// drew the same sequence. So the engine is initialized here,
+/// before any runtime, in deno_core's ordinary mode (its later snapshot-mode call does
+/// nothing once it is), the seed is cleared (0 is none) and the OS is the entropy source.
 fn set_engine_flags() {
-    deno_core::v8::V8::set_flags_from_string("--no-temporal-polyfill --no-bytecode-cache");
+    deno_core::JsRuntime::init_platform(None);
+    deno_core::v8::V8::set_flags_from_string(
+        "--no-temporal-polyfill --no-bytecode-cache --random-seed=0",
+    );
+    deno_core::v8::V8::set_entropy_source(os_entropy);
+}
+
+/// Fills `buffer` from the kernel's random number generator.
+fn os_entropy(buffer: &mut [u8]) -> bool {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        let rest = &mut buffer[filled..];
+        // SAFETY: writes at most `rest.len()` bytes into `rest`.
+        let read = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), 0) };
+        match usize::try_from(read) {
+            Ok(read) => filled += read,
+            Err(_) if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {
+            }
+            Err(_) => return false,
+        }
+    }
+    true
 }
 
 /// The snapshot, kept for the rest of the process once built.
@@ -104,6 +136,8 @@ fn build_in_background(bootstrap: &'static str) {
             match build(bootstrap) {
                 Ok(snapshot) => {
                     let _ = SNAPSHOT.set(snapshot);
+                    // What a test waits on before it expects isolates restored from it.
+                    tracing::debug!("the startup snapshot is built");
                 }
                 Err(error) => {
                     tracing::warn!("no startup snapshot, isolates start from source: {error}")

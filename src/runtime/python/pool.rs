@@ -1,5 +1,7 @@
 //! The interpreter pool: keeps `size` fresh interpreters started ahead of the runs, hands
-//! each run one of them and never reuses it.
+//! each run one of them and never reuses it. A run that finds none ready starts one of its
+//! own at once rather than waiting for another run to end (`size` is how many are kept
+//! warm; the host caps runs alive with `codeRuntime.maxConcurrentRuns`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,7 +23,7 @@ use crate::runtime::verdict;
 pub struct PythonConfig {
     /// `python3` (looked up on PATH) or a path.
     pub interpreter: String,
-    /// Interpreters kept started (and runs that may execute at once); at least 1.
+    /// Interpreters kept started ahead of the runs; at least 1.
     pub size: usize,
     /// Address-space cap of one interpreter (RLIMIT_AS), in MiB.
     pub max_heap_mb: u64,
@@ -37,6 +39,8 @@ pub struct PythonPool {
 
 struct Inner {
     max_heap_mb: u64,
+    /// How interpreters start, for one started for a run that found none ready.
+    start: Arc<Start>,
     ready: tokio::sync::Mutex<mpsc::Receiver<Interpreter>>,
     ready_count: Arc<AtomicUsize>,
     closed: CancellationToken,
@@ -69,19 +73,21 @@ impl PythonPool {
         let (sender, receiver) = mpsc::channel(config.size);
         let ready_count = Arc::new(AtomicUsize::new(0));
         let closed = CancellationToken::new();
+        let start = Arc::new(Start {
+            interpreter,
+            max_heap_mb: config.max_heap_mb,
+            sandbox: config.sandbox,
+        });
         tokio::spawn(refill(
             sender,
-            Arc::new(Start {
-                interpreter,
-                max_heap_mb: config.max_heap_mb,
-                sandbox: config.sandbox,
-            }),
+            start.clone(),
             ready_count.clone(),
             closed.clone(),
         ));
         Ok(PythonPool {
             inner: Arc::new(Inner {
                 max_heap_mb: config.max_heap_mb,
+                start,
                 ready: tokio::sync::Mutex::new(receiver),
                 ready_count,
                 closed,
@@ -94,24 +100,47 @@ impl PythonPool {
         self.inner.ready_count.load(Ordering::Relaxed)
     }
 
-    /// Waits for a fresh interpreter and runs the program on it.
+    /// Takes a ready interpreter, or starts one for this run at once, and runs the program
+    /// on it.
     pub async fn run(&self, request: RunRequest) -> RunOutcome {
         let cap = request.limits.max_output_bytes;
         let early = |kind: FailureKind, message: &str| {
             verdict::early_failure(RunFailure::new(kind, message), cap)
         };
         let closed = &self.inner.closed;
-        let interpreter = tokio::select! {
-            biased;
-            () = closed.cancelled() => None,
-            () = request.abort.cancelled() => return early(FailureKind::Abort, "run aborted"),
-            interpreter = async { self.inner.ready.lock().await.recv().await } => interpreter,
-        };
-        let Some(interpreter) = interpreter else {
+        if closed.is_cancelled() {
             return early(FailureKind::WorkerExit, "interpreter pool shut down");
+        }
+        let interpreter = match self.ready_interpreter() {
+            Some(interpreter) => interpreter,
+            None => {
+                let booted = tokio::select! {
+                    biased;
+                    () = closed.cancelled() => {
+                        return early(FailureKind::WorkerExit, "interpreter pool shut down");
+                    }
+                    () = request.abort.cancelled() => return early(FailureKind::Abort, "run aborted"),
+                    booted = boot(&self.inner.start) => booted,
+                };
+                match booted {
+                    Ok(interpreter) => interpreter,
+                    Err(error) => {
+                        let message =
+                            format!("could not start an interpreter for the run: {error}");
+                        return early(FailureKind::WorkerExit, &message);
+                    }
+                }
+            }
         };
-        self.inner.ready_count.fetch_sub(1, Ordering::Relaxed);
         drive(interpreter, request, self.inner.max_heap_mb, closed).await
+    }
+
+    /// An interpreter that is ready now, if there is one (never waits: another run may be
+    /// taking one this instant, and then this run starts its own).
+    fn ready_interpreter(&self) -> Option<Interpreter> {
+        let interpreter = self.inner.ready.try_lock().ok()?.try_recv().ok()?;
+        self.inner.ready_count.fetch_sub(1, Ordering::Relaxed);
+        Some(interpreter)
     }
 
     /// Stops every run and kills every waiting interpreter.

@@ -278,7 +278,12 @@ fn pollution_and_forged_calls_change_nothing_outside_the_run() {
 #[test]
 fn two_hundred_concurrent_runs_are_all_answered() {
     const RUNS: u64 = 200;
-    let mut host = Host::code_mode(Framing::Ndjson, "code", json!({}));
+    // No run is refused: the cap on runs alive (64 by default) is raised past them all.
+    let mut host = Host::code_mode(
+        Framing::Ndjson,
+        "code",
+        json!({ "codeRuntime": { "maxConcurrentRuns": RUNS } }),
+    );
     host.register(echo_spec("echo"));
     for i in 0..RUNS {
         // Every fourth run also waits on a client tool.

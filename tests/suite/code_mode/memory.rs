@@ -28,10 +28,35 @@ const READY: &str = "an isolate is ready for a run";
 const SLOT_LOG: (&str, &str) = ("RUST_LOG", "dsh_tools::runtime::js::slot=debug");
 
 /// Waits until the pool has refilled after `runs` runs (one isolate made ready for each, beside
-/// the pool's first ones), so no isolate is half made and every used one is gone (each isolate
-/// thread ends before its slot makes the next).
+/// the pool's first ones: a refill of the warm pool, or one made for a run that found none
+/// ready), so no isolate is half made and every used one is gone (each isolate thread of the
+/// warm pool ends before its slot makes the next; one made for a run ends after it, which is
+/// waited for by its thread's name).
 fn refilled(host: &Host, runs: usize) {
     host.wait_for_stderr(READY, runs + POOL_SIZE);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while on_demand_isolate_threads(host.pid()) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "isolates made for one run did not end"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Threads of `pid` running an isolate made for one run (`dsh-isolate-once`, cut to the 15
+/// bytes a thread name keeps).
+fn on_demand_isolate_threads(pid: u32) -> usize {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter(|task| {
+            std::fs::read_to_string(task.path().join("comm"))
+                .is_ok_and(|name| name.starts_with("dsh-isolate-onc"))
+        })
+        .count()
 }
 
 /// Trivial runs leave the host's resident memory flat. mimalloc is told to return freed

@@ -7,4 +7,7 @@ mod description;
 mod golden;
 mod hostile;
 mod memory;
+mod randomness;
+mod rendezvous;
 mod runaways;
+mod stopping;

@@ -2,4 +2,5 @@
 
 mod deep_values;
 mod depth;
+mod nesting;
 mod python;

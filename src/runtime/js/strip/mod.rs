@@ -16,6 +16,7 @@
 //! literals, reserved words such as `package`) to later passes, so sloppy-mode programs still
 //! strip; the one module-only rule it enforces is that `<!--` comments are rejected.
 
+mod depth;
 mod edits;
 mod erasable;
 mod erase;
@@ -53,14 +54,20 @@ const MAX_SOURCE_BYTES: usize = 1 << 20;
 const BASE_STACK_BYTES: usize = 2 << 20;
 const STACK_BYTES_PER_SOURCE_BYTE: usize = 4 << 10;
 
+/// [`strip_types_within`] with no bound on nesting (the host's own sources).
+pub fn strip_types(source: &str) -> Result<String, StripError> {
+    strip_types_within(source, usize::MAX)
+}
+
 /// Returns `source` with its types blanked (same byte length, same line breaks), or the first
-/// syntax error or non-erasable construct.
+/// syntax error or non-erasable construct; a program nested deeper than `max_depth` levels
+/// (`transport.maxNestingDepth`, see `depth`) is refused before it is parsed.
 ///
 /// oxc's parser and visitor recurse once per nesting level, so a deeply nested expression
 /// overflows an ordinary thread's stack; the work runs where the stack sized for the source
 /// fits: on the caller's stack when enough of it is left (a typical program on a 32 MiB host
 /// worker, without starting a thread), else on a fresh stack segment of that size.
-pub fn strip_types(source: &str) -> Result<String, StripError> {
+pub fn strip_types_within(source: &str, max_depth: usize) -> Result<String, StripError> {
     if source.len() > MAX_SOURCE_BYTES {
         return Err(StripError {
             line: 1,
@@ -70,6 +77,10 @@ pub fn strip_types(source: &str) -> Result<String, StripError> {
                 source.len()
             ),
         });
+    }
+    if let Some(offset) = depth::too_deep(source, max_depth) {
+        let offset = u32::try_from(offset).unwrap_or(u32::MAX);
+        return Err(error_at(source, offset, too_deep_message(max_depth)));
     }
     let stack_size = BASE_STACK_BYTES + source.len() * STACK_BYTES_PER_SOURCE_BYTE;
     let strip = || {
@@ -127,6 +138,13 @@ fn strip_on_this_thread(source: &str) -> Result<String, StripError> {
         &eraser.seams,
     );
     Ok(blanked.render(source))
+}
+
+/// What a program nested past the limit is told.
+pub fn too_deep_message(max_depth: usize) -> String {
+    format!(
+        "the program nests deeper than {max_depth} levels, the most transport.maxNestingDepth allows"
+    )
 }
 
 fn error_at(source: &str, offset: u32, message: String) -> StripError {

@@ -214,3 +214,63 @@ async fn an_anticipated_run_meets_a_warmed_up_isolate_and_answers_as_an_unwarmed
     pool.shutdown().await;
     assert_eq!(pool.ready_isolates(), 0);
 }
+
+/// A host whose `meet` calls all answer once `expected` of them have been made: runs that
+/// wait on each other through their bindings.
+struct Meeting {
+    expected: usize,
+    arrived: tokio::sync::watch::Sender<usize>,
+}
+
+impl crate::runtime::BindingHost for Meeting {
+    fn call(
+        &self,
+        _: &str,
+        _: serde_json::Value,
+    ) -> futures::future::BoxFuture<'static, Result<serde_json::Value, String>> {
+        self.arrived.send_modify(|arrived| *arrived += 1);
+        let mut arrivals = self.arrived.subscribe();
+        let expected = self.expected;
+        Box::pin(async move {
+            let met = arrivals.wait_for(|arrived| *arrived >= expected).await;
+            met.map(|_| json!("met"))
+                .map_err(|_| "the meeting ended".to_owned())
+        })
+    }
+
+    fn log(&self, _: crate::runtime::LogStream, _: &str) {}
+}
+
+#[tokio::test]
+async fn runs_that_wait_on_each_other_all_run_with_one_isolate_kept_warm() {
+    const RUNS: usize = 5;
+    let pool = new_pool(1, 64);
+    let host = Arc::new(Meeting {
+        expected: RUNS,
+        arrived: tokio::sync::watch::Sender::new(0),
+    });
+    let runs = (0..RUNS).map(|_| {
+        let (pool, host) = (pool.clone(), host.clone());
+        async move {
+            pool.run(crate::runtime::RunRequest {
+                code: "return await tools.meet({});".to_owned(),
+                limits: LIMITS,
+                tools: vec!["meet".to_owned()],
+                host,
+                abort: tokio_util::sync::CancellationToken::new(),
+            })
+            .await
+        }
+    });
+    // A guard against the deadlock a queue of runs would be, not a timing assertion.
+    let outcomes = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        futures::future::join_all(runs),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("runs queued behind runs that wait for them"));
+    for outcome in outcomes {
+        assert_eq!(outcome.result, ok(json!("met")));
+    }
+    pool.shutdown().await;
+}

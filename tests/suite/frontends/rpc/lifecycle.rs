@@ -275,7 +275,8 @@ fn default_config() -> Value {
         "tools": { "mode": "native", "maxParallelSubCalls": 10, "toolOrder": [] },
         "codeRuntime": {
             "language": "typescript", "languages": [], "python": null, "computeMs": 60000, "maxWallMs": 600000,
-            "maxOutputBytes": 67108864, "maxHeapMb": 512, "poolSize": 2
+            "maxOutputBytes": 67108864, "maxHeapMb": 512, "poolSize": 2,
+            "maxConcurrentRuns": 64
         },
         "pipeline": {
             "timeout": { "enforce": true, "defaultMs": null },

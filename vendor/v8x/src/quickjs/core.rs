@@ -83,6 +83,9 @@ pub(crate) struct PersistentCell {
   pub value: JSValue,
   pub context: *mut JSContext,
   pub isolate: *mut RealIsolate,
+  /// Where the cell's entry is in its isolate's `persistent_handles`, so a reset
+  /// removes it without searching the list.
+  pub index: usize,
 }
 
 #[derive(Clone, Copy)]
@@ -1969,11 +1972,20 @@ unsafe extern "C" fn qjs_entropy_random(
   _argc: c_int,
   _argv: *mut JSValue,
 ) -> JSValue {
-  if let Some(seed) = super::init::random_seed() {
-    let isolate = current_iso();
-    if !isolate.is_null() {
-      let value = iso_state(isolate)
-        .math_random_states
+  let isolate = current_iso();
+  if !isolate.is_null() {
+    let states = &mut iso_state(isolate).math_random_states;
+    if let Some(state) = states.get_mut(&(ctx as usize)) {
+      return unsafe { JS_NewFloat64(ctx, state.next()) };
+    }
+    // The context's first draw seeds its generator: from `--random-seed`, else
+    // once from the entropy source (not a system call per draw).
+    let seed = super::init::random_seed().or_else(|| {
+      let mut bytes = [0u8; 8];
+      super::init::fill_entropy(&mut bytes).then(|| u64::from_le_bytes(bytes))
+    });
+    if let Some(seed) = seed {
+      let value = states
         .entry(ctx as usize)
         .or_insert_with(|| super::init::V8MathRandom::new(seed))
         .next();

@@ -964,10 +964,12 @@ pub extern "C" fn v8__Global__New(
     value: unsafe { JS_DupValue(ctx, v) },
     context: ctx,
     isolate: _isolate,
+    index: usize::MAX,
   }));
   let slot = unsafe { &mut (*cell).value } as *mut JSValue;
   if !_isolate.is_null() {
     let st = iso_state(_isolate);
+    unsafe { (*cell).index = st.persistent_handles.len() };
     st.persistent_handles.push(PersistentHandle {
       slot,
       is_weak: false,
@@ -1030,8 +1032,7 @@ pub extern "C" fn v8__Global__Reset(data: *const Data) {
       let weak = st.weak_handles.remove(index);
       unsafe { JS_FreeValue(weak.context, weak.weak_ref) };
     }
-    st.persistent_handles
-      .retain(|handle| !std::ptr::addr_eq(handle.slot, data as *const JSValue));
+    remove_persistent_handle(&mut st.persistent_handles, cell);
     if st.global_handles.load(Ordering::SeqCst) > 0 {
       st.global_handles.fetch_sub(1, Ordering::SeqCst);
     }
@@ -1044,6 +1045,35 @@ pub extern "C" fn v8__Global__Reset(data: *const Data) {
       JS_FreeValue(ctx, v);
     }
     drop(Box::from_raw(cell));
+  }
+}
+
+/// Removes `cell`'s entry from `handles` in constant time: the last entry takes its
+/// place, and that entry's cell learns its new index. An entry not where its cell says
+/// (never expected) is searched for, as every removal once was.
+fn remove_persistent_handle(
+  handles: &mut Vec<PersistentHandle>,
+  cell: *mut PersistentCell,
+) {
+  let slot = cell as *const JSValue;
+  let index = unsafe { (*cell).index };
+  let at = if handles
+    .get(index)
+    .is_some_and(|handle| std::ptr::addr_eq(handle.slot, slot))
+  {
+    Some(index)
+  } else {
+    handles
+      .iter()
+      .position(|handle| std::ptr::addr_eq(handle.slot, slot))
+  };
+  let Some(at) = at else {
+    return;
+  };
+  handles.swap_remove(at);
+  if let Some(moved) = handles.get(at) {
+    let moved = moved.slot as *mut PersistentCell;
+    unsafe { (*moved).index = at };
   }
 }
 
