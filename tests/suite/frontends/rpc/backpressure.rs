@@ -72,3 +72,49 @@ fn a_paused_reader_keeps_the_host_small_and_loses_no_response() {
     assert!(dropped > 0, "no drop was reported");
     assert!(child.wait().unwrap().success());
 }
+
+/// Runs and the lines of 1 MiB each prints: every answer is about 16 MiB, all of them
+/// together more than the 512 MiB the host may reach.
+const BIG_RUNS: usize = 36;
+const LINES: usize = 16;
+
+#[test]
+fn a_paused_reader_stops_new_runs_so_unsent_answers_stay_within_512_mib() {
+    let mut host = RawHost::initialized(json!({ "tools": { "mode": "code" } }));
+    let pid = host.pid();
+    let code = format!("for (let i = 0; i < {LINES}; i++) console.log(String(i).padEnd(1 << 20, 'x'));");
+    for n in 0..BIG_RUNS {
+        host.send(
+            &json!({ "jsonrpc": "2.0", "id": n + 1, "method": "tools/execute",
+            "params": { "callId": format!("big-{n}"), "name": "run_code",
+                "arguments": { "code": code, "description": "print 16 MiB" } } }),
+        );
+    }
+    // The client reads nothing until the host has done what it will do without it.
+    wait_until_quiet(pid, Duration::from_secs(120));
+    let peak = high_water_mark(pid);
+    assert!(
+        peak < 512 << 20,
+        "the host reached {} MiB while the reader was paused",
+        peak >> 20
+    );
+    // Reading again: every run is answered, whole.
+    let mut answered = std::collections::BTreeSet::new();
+    while answered.len() < BIG_RUNS {
+        let message = host.next().expect("EOF before every answer");
+        if message.get("method").is_some() {
+            continue;
+        }
+        let logs = message["result"]["value"]["logs"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{message:.300}"));
+        assert_eq!(logs.len(), LINES, "{message:.300}");
+        assert!(logs.iter().all(|line| line.as_str().unwrap().len() == 1 << 20));
+        answered.insert(message["id"].as_u64().unwrap());
+    }
+    assert_eq!(answered, (1..=BIG_RUNS as u64).collect());
+    let RawHost { mut child, stdin, mut stdout } = host;
+    drop(stdin);
+    std::io::Read::read_to_end(&mut stdout, &mut Vec::new()).unwrap();
+    assert!(child.wait().unwrap().success());
+}
