@@ -26,8 +26,10 @@ use serde_json::value::RawValue;
 use super::session::Session;
 use std::sync::Arc;
 
-/// Calls in flight at most, whatever `maxParallel` says: those running plus those done
-/// or waiting whose results wait for an earlier one.
+/// Calls in flight: four times `maxParallel` (those running, plus those done or queued
+/// whose results wait for an earlier one), within these bounds. Every call that frees a
+/// place wakes the queued ones, so the window is kept small.
+const MIN_WINDOW: usize = 32;
 const MAX_WINDOW: usize = 4096;
 
 /// The request's fields, its calls left as text.
@@ -72,7 +74,7 @@ impl Batch<'_> {
         let bound = head
             .max_parallel
             .map_or_else(|| runtime.settings().max_parallel, |n| n.max(1) as usize);
-        let window = bound.saturating_mul(4).clamp(256, MAX_WINDOW);
+        let window = bound.saturating_mul(4).clamp(MIN_WINDOW, MAX_WINDOW);
         let queue = CallQueue::new(runtime.clone(), bound, true);
         let mut text = match self.reply {
             Some(reply) => reply.open(0),

@@ -47,6 +47,7 @@ fn fifty_thousand_registrations_in_one_batch_are_announced_a_few_times_not_per_t
     assert!(announced.iter().all(|m| m["params"] == json!({})), "{announced:?}");
     // One at the first change, one per second of the burst at most, one at its end.
     let bound = 2 + elapsed.as_secs() as usize;
+    eprintln!("MEASURE listChanged: {} in {elapsed:?}", announced.len());
     assert!(
         !announced.is_empty() && announced.len() <= bound,
         "{} announcements for {TOOLS} registrations in {elapsed:?} (at most {bound})",
