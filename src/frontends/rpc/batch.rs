@@ -14,6 +14,7 @@ use super::convert;
 use super::errors::invalid_params;
 use super::params;
 use super::reply::DirectReply;
+use super::session::Session;
 use crate::pipeline::CallQueue;
 use crate::tool::{AgentId, Signal, ToolExecutionInput, ToolExecutionResult};
 use crate::transport::Outbox;
@@ -23,7 +24,6 @@ use futures::stream::FuturesOrdered;
 use jsonrpsee_types::ErrorObjectOwned;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use super::session::Session;
 use std::sync::Arc;
 
 /// Calls in flight: four times `maxParallel` (those running, plus those done or queued

@@ -1,10 +1,10 @@
 //! The method table: each method's handler (typed params in, wire results out) and how it
 //! runs, declared together in [`router`].
 
+use super::batch::Batch;
 use super::errors::{invalid_params, rpc_error};
 use super::hooks::{ClientApprover, ClientHook};
 use super::progress::ProgressNotifier;
-use super::batch::Batch;
 use super::reply::{DirectReply, Results};
 use super::router::{Dispatch, Router};
 use super::session::{Client, RequestSignal, Session};

@@ -13,8 +13,8 @@ use dsh_tools_protocol::{
     CodeDispatchSummary, CodeLogNotification, DispatchTime,
 };
 use std::sync::Arc;
-use tokio::runtime::RuntimeFlavor;
 use std::sync::atomic::{AtomicU8, Ordering};
+use tokio::runtime::RuntimeFlavor;
 
 /// `capabilities.codeDispatchEvents`, read by the notifiers on every event (set once, at
 /// `initialize`, after they were installed).

@@ -226,9 +226,13 @@ fn lsp_ends_the_stream_at_a_frame_announcing_more_than_the_limit() {
     check_lsp(0, &lsp_frame(b""), &[message(""), EOF]);
     check_lsp(
         10,
-        [lsp_frame(b"{}"), lsp_frame(b"0123456789a"), lsp_frame(b"{}")]
-            .concat()
-            .as_slice(),
+        [
+            lsp_frame(b"{}"),
+            lsp_frame(b"0123456789a"),
+            lsp_frame(b"{}"),
+        ]
+        .concat()
+        .as_slice(),
         &[message("{}"), oversized(11), EOF],
     );
     check_lsp(

@@ -12,8 +12,8 @@ const CALLS: usize = 100_000;
 
 #[test]
 fn a_batch_of_a_hundred_thousand_calls_stays_within_three_responses_and_64_mib() {
-    let mut host = Host::initialized(Framing::Ndjson, json!({}), json!({}))
-        .patient(Duration::from_secs(600));
+    let mut host =
+        Host::initialized(Framing::Ndjson, json!({}), json!({})).patient(Duration::from_secs(600));
     // Warm the paths a call takes, so the idle peak is the host's working size.
     let warm = host.request(
         "tools/executeBatch",
@@ -37,10 +37,13 @@ fn a_batch_of_a_hundred_thousand_calls_stays_within_three_responses_and_64_mib()
     let peak = host.peak_memory_kib() << 10;
     let results = response["result"].as_array().expect("a result array");
     assert_eq!(results.len(), CALLS);
-    assert!(results.iter().all(|result| *result == expected), "{:.300}", response);
+    assert!(
+        results.iter().all(|result| *result == expected),
+        "{:.300}",
+        response
+    );
     let returned = response.to_string().len() as u64;
     let bound = 3 * returned + (64 << 20);
-    eprintln!("MEASURE batch: idle {} MiB peak {} MiB response {} MiB", idle >> 20, peak >> 20, returned >> 20);
     assert!(
         peak.saturating_sub(idle) <= bound,
         "the host grew by {} MiB for a response of {} MiB (bound {} MiB)",

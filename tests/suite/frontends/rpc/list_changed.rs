@@ -12,12 +12,8 @@ const TOOLS: usize = 50_000;
 
 #[test]
 fn fifty_thousand_registrations_in_one_batch_are_announced_a_few_times_not_per_tool() {
-    let mut host = Host::initialized(
-        Framing::Ndjson,
-        json!({ "executeTools": true }),
-        json!({}),
-    )
-    .patient(std::time::Duration::from_secs(300));
+    let mut host = Host::initialized(Framing::Ndjson, json!({ "executeTools": true }), json!({}))
+        .patient(std::time::Duration::from_secs(300));
     let batch: Vec<Value> = (0..TOOLS)
         .map(|n| {
             json!({ "jsonrpc": "2.0", "id": n, "method": "tools/register",
@@ -37,17 +33,21 @@ fn fifty_thousand_registrations_in_one_batch_are_announced_a_few_times_not_per_t
     let replies = reply.as_array().unwrap();
     assert_eq!(replies.len(), TOOLS);
     assert!(
-        replies.iter().all(|r| r["result"]["registration"].is_string()),
+        replies
+            .iter()
+            .all(|r| r["result"]["registration"].is_string()),
         "{:.300}",
         reply
     );
     // Every announcement names the global scope and came before the reply (the last one
     // after the last change: nothing is left to announce).
     let announced = host.drain("tools/listChanged");
-    assert!(announced.iter().all(|m| m["params"] == json!({})), "{announced:?}");
+    assert!(
+        announced.iter().all(|m| m["params"] == json!({})),
+        "{announced:?}"
+    );
     // One at the first change, one per second of the burst at most, one at its end.
     let bound = 2 + elapsed.as_secs() as usize;
-    eprintln!("MEASURE listChanged: {} in {elapsed:?}", announced.len());
     assert!(
         !announced.is_empty() && announced.len() <= bound,
         "{} announcements for {TOOLS} registrations in {elapsed:?} (at most {bound})",
@@ -62,11 +62,7 @@ fn fifty_thousand_registrations_in_one_batch_are_announced_a_few_times_not_per_t
 
 #[test]
 fn a_change_made_by_a_request_is_announced_before_its_answer_even_right_after_another() {
-    let mut host = Host::initialized(
-        Framing::Ndjson,
-        json!({ "executeTools": true }),
-        json!({}),
-    );
+    let mut host = Host::initialized(Framing::Ndjson, json!({ "executeTools": true }), json!({}));
     // Back to back, well within the 50 ms interval: the second is held, then announced
     // ahead of its answer.
     for n in 0..5 {

@@ -16,7 +16,9 @@ fn a_frame_announcing_a_terabyte_is_answered_logged_and_ends_the_connection() {
     // The header, then a request the client believes comes next: without the close, the
     // host would wait for 999999999999 bytes and never answer it (nor anything later).
     host.write_raw(b"Content-Length: 999999999999\r\n\r\n");
-    host.send(&json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/get", "params": { "name": "x" } }));
+    host.send(
+        &json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/get", "params": { "name": "x" } }),
+    );
     assert_eq!(
         host.read(),
         Some(anonymous_error(
@@ -69,6 +71,10 @@ fn a_frame_one_byte_over_the_limit_ends_the_connection_after_the_answers_before_
             "message of 1025 bytes exceeds transport.maxMessageBytes (1024)"
         ))
     );
-    assert_eq!(host.read(), None, "nothing after the oversized frame is served");
+    assert_eq!(
+        host.read(),
+        None,
+        "nothing after the oversized frame is served"
+    );
     assert_eq!(host.wait_exit().code, Some(1));
 }
