@@ -449,6 +449,37 @@ mod tests {
         );
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_thread_waits_until_the_client_has_read_enough_or_went_away() {
+        const LIMIT: usize = 1 << 20;
+        for client_leaves in [false, true] {
+            let (output, mut input) = tokio::io::duplex(1024);
+            let (outbox, writer) = spawn_writer(output, Framing::Ndjson);
+            assert!(outbox.send(vec![b'x'; 2 * LIMIT]));
+            assert!(outbox.queued_bytes() >= LIMIT);
+            // Nothing drains before the client reads: the thread can only return after.
+            let waiting = outbox.clone();
+            let waiter = std::thread::spawn(move || {
+                waiting.wait_below_blocking(LIMIT);
+                waiting.queued_bytes()
+            });
+            if client_leaves {
+                drop(input);
+            } else {
+                tokio::spawn(async move {
+                    let mut sink = Vec::new();
+                    let _ = input.read_to_end(&mut sink).await;
+                });
+            }
+            let queued_at_return = tokio::task::spawn_blocking(move || waiter.join().unwrap())
+                .await
+                .unwrap();
+            assert!(queued_at_return < LIMIT, "{client_leaves}");
+            outbox.close();
+            writer.await.unwrap();
+        }
+    }
+
     /// What the writer wrote in `framing` for messages sent all at once.
     async fn framed(framing: Framing, messages: &[Vec<u8>]) -> Vec<u8> {
         let (output, mut input) = tokio::io::duplex(1 << 16);
