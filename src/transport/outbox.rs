@@ -10,7 +10,7 @@
 
 use super::framing::Framing;
 use super::writer;
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -61,9 +61,19 @@ pub(super) struct Shared {
     pub(super) drained: Notify,
     /// Cancelled when a write failed: the client is gone (EPIPE is a disconnect).
     pub(super) disconnected: CancellationToken,
+    /// [`Shared::drained`] for threads outside the runtime ([`Outbox::wait_below_blocking`]).
+    pub(super) drained_lock: Mutex<()>,
+    pub(super) drained_blocking: Condvar,
 }
 
 impl Shared {
+    /// Wakes whoever waits for the queue to shrink (or for the writer to end).
+    pub(super) fn notify_drained(&self) {
+        self.drained.notify_waiters();
+        let _held = self.drained_lock.lock();
+        self.drained_blocking.notify_all();
+    }
+
     /// The [`DROPPED_METHOD`] notification for the drops so far, if any, resetting them.
     pub(super) fn take_report(&self) -> Option<Vec<u8>> {
         // A plain load first: the common case (nothing dropped) writes no shared cache line.
@@ -200,6 +210,22 @@ impl Outbox {
         self.shared.queued_bytes.load(Ordering::Relaxed)
     }
 
+    /// [`Outbox::wait_below`] for a thread outside the runtime (a program's own thread,
+    /// which may block): returns once fewer than `limit` bytes are queued, the writer is
+    /// gone or the client went away.
+    pub fn wait_below_blocking(&self, limit: usize) {
+        let mut held = self.shared.drained_lock.lock();
+        while self.queued_bytes() >= limit
+            && !self.sender.is_closed()
+            && !self.shared.disconnected.is_cancelled()
+        {
+            // Bounded, so a wake-up missed between the check and the wait costs no more.
+            self.shared
+                .drained_blocking
+                .wait_for(&mut held, std::time::Duration::from_millis(100));
+        }
+    }
+
     /// Waits until fewer than `limit` bytes are queued.
     pub async fn wait_below(&self, limit: usize) {
         loop {
@@ -264,6 +290,8 @@ where
         queued_bytes: AtomicUsize::new(0),
         drained: Notify::new(),
         disconnected: CancellationToken::new(),
+        drained_lock: Mutex::new(()),
+        drained_blocking: Condvar::new(),
     });
     let task = tokio::spawn(writer::write_loop(receiver, output, shared.clone()));
     (Outbox { sender, shared }, task)
@@ -419,6 +447,37 @@ mod tests {
                 r#"{"jsonrpc":"2.0","method":"code/log","params":"after"}"#,
             ]
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_thread_waits_until_the_client_has_read_enough_or_went_away() {
+        const LIMIT: usize = 1 << 20;
+        for client_leaves in [false, true] {
+            let (output, mut input) = tokio::io::duplex(1024);
+            let (outbox, writer) = spawn_writer(output, Framing::Ndjson);
+            assert!(outbox.send(vec![b'x'; 2 * LIMIT]));
+            assert!(outbox.queued_bytes() >= LIMIT);
+            // Nothing drains before the client reads: the thread can only return after.
+            let waiting = outbox.clone();
+            let waiter = std::thread::spawn(move || {
+                waiting.wait_below_blocking(LIMIT);
+                waiting.queued_bytes()
+            });
+            if client_leaves {
+                drop(input);
+            } else {
+                tokio::spawn(async move {
+                    let mut sink = Vec::new();
+                    let _ = input.read_to_end(&mut sink).await;
+                });
+            }
+            let queued_at_return = tokio::task::spawn_blocking(move || waiter.join().unwrap())
+                .await
+                .unwrap();
+            assert!(queued_at_return < LIMIT, "{client_leaves}");
+            outbox.close();
+            writer.await.unwrap();
+        }
     }
 
     /// What the writer wrote in `framing` for messages sent all at once.

@@ -51,15 +51,17 @@ pub(super) async fn write_loop<W: AsyncWrite + Unpin>(
         shared
             .queued_bytes
             .fetch_sub(pass.written, Ordering::Relaxed);
-        shared.drained.notify_waiters();
+        shared.notify_drained();
         if result.is_err() {
             tracing::warn!("stdout closed: the client is gone");
             receiver.close();
             shared.queued_bytes.store(0, Ordering::Relaxed);
             shared.disconnected.cancel();
+            shared.notify_drained();
             return;
         }
         if pass.last {
+            shared.notify_drained();
             return;
         }
         cut = pass.cut;

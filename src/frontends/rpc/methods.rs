@@ -1,6 +1,7 @@
 //! The method table: each method's handler (typed params in, wire results out) and how it
 //! runs, declared together in [`router`].
 
+use super::batch::Batch;
 use super::errors::{invalid_params, rpc_error};
 use super::hooks::{ClientApprover, ClientHook};
 use super::progress::ProgressNotifier;
@@ -76,7 +77,21 @@ pub fn router(session: Arc<Session>) -> Router {
     method!("agents/close", Inline, close_agent);
     method!("tools/executionMode", Task, execution_mode);
     results_method!("tools/execute", Task, execute);
-    results_method!("tools/executeBatch", Task, execute_batch);
+    // Read, run and answered call by call (`batch`): its params stay text.
+    let _ = router
+        .route("tools/executeBatch", Dispatch::Task)
+        .register_async_method(
+            "tools/executeBatch",
+            |params, session, extensions| async move {
+                let batch = Batch {
+                    session: &session,
+                    signal: signal_of(&extensions),
+                    reply: extensions.get::<DirectReply>(),
+                };
+                let answered = batch.run(params.as_str().unwrap_or("{}")).await?;
+                Ok::<_, ErrorObjectOwned>(answered.unwrap_or_else(|| RawValue::NULL.to_owned()))
+            },
+        );
     method!("tools/prompt", Inline, prompt);
     method!("tools/loaded", Inline, loaded);
     method!("tools/unload", Inline, unload);
@@ -410,27 +425,6 @@ async fn execute(
         .with_signal(signal)
         .with_agent(scope);
     Ok(Results::One(session.host.runtime.execute(input).await))
-}
-
-async fn execute_batch(
-    params: RpcResult<wire::ExecuteBatchParams>,
-    session: Arc<Session>,
-    signal: Signal,
-) -> RpcResult<Results> {
-    let params = params?;
-    let scope = known_scope(&session, params.agent)?;
-    let calls = params.calls.into_iter().map(|call| {
-        ToolExecutionInput::new(call.call_id, call.name, call.arguments)
-            .with_signal(signal.clone())
-            .with_agent(scope.clone())
-    });
-    let max_parallel = params.max_parallel.map(|n| n.max(1) as usize);
-    let results = session
-        .host
-        .runtime
-        .execute_batch(calls.collect(), max_parallel)
-        .await;
-    Ok(Results::Batch(results))
 }
 
 async fn prompt(

@@ -2,11 +2,14 @@
 //! method table, conversions at the wire boundary, and client-executed tools.
 
 mod anticipate;
+mod backpressure;
+mod batch;
 mod client_tool;
 mod convert;
 mod errors;
 mod hooks;
 mod lifecycle;
+mod list_changed;
 mod methods;
 mod nesting;
 mod notifiers;

@@ -1,6 +1,7 @@
 //! What the connection tells its client on its own: `tools/result` for every final
 //! outcome, Code Mode's dispatch events and live output, in the detail the client chose.
 
+use super::backpressure::WORK_HIGH_WATER;
 use super::convert;
 use crate::code_mode::{CodeEvents, DispatchEnd, DispatchStart, stream_name};
 use crate::pipeline::hooks::ResultObserver;
@@ -13,6 +14,7 @@ use dsh_tools_protocol::{
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
+use tokio::runtime::RuntimeFlavor;
 
 /// `capabilities.codeDispatchEvents`, read by the notifiers on every event (set once, at
 /// `initialize`, after they were installed).
@@ -119,6 +121,14 @@ impl CodeEvents for CodeNotifier {
     }
 
     fn log(&self, call_id: &str, stream: LogStream, text: &str) {
+        // A client this far behind is not reading: a program on a thread of its own (an
+        // isolate's, never one of the host's workers) waits before it prints more, so its
+        // output stops growing in memory until the client catches up.
+        let on_host_worker = tokio::runtime::Handle::try_current()
+            .is_ok_and(|runtime| runtime.runtime_flavor() == RuntimeFlavor::MultiThread);
+        if !on_host_worker {
+            self.outbox.wait_below_blocking(WORK_HIGH_WATER);
+        }
         let notification = CodeLogNotification {
             call_id: call_id.to_string(),
             stream: stream_name(stream).into(),

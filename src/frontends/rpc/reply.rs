@@ -29,14 +29,25 @@ impl DirectReply {
 
     /// Writes the success response whose `result` is `results` (one, or an array).
     pub fn answer(&self, results: &Results) {
-        let slot = &self.0;
-        let mut text = String::with_capacity(results.capacity() + slot.id.len() + 40);
-        text.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-        text.push_str(&slot.id);
-        text.push_str(",\"result\":");
+        let mut text = self.open(results.capacity());
         results.write(&mut text);
+        self.complete(text);
+    }
+
+    /// The start of the success response, up to its `result` (for a result written piece
+    /// by piece into the same buffer, then handed to [`DirectReply::complete`]).
+    pub fn open(&self, capacity: usize) -> String {
+        let mut text = String::with_capacity(capacity + self.0.id.len() + 40);
+        text.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+        text.push_str(&self.0.id);
+        text.push_str(",\"result\":");
+        text
+    }
+
+    /// Ends a response begun with [`DirectReply::open`] whose `result` is written.
+    pub fn complete(&self, mut text: String) {
         text.push('}');
-        *slot.response.lock() = Some(text.into_bytes());
+        *self.0.response.lock() = Some(text.into_bytes());
     }
 
     /// The response the handler wrote, if it wrote one.
@@ -45,21 +56,16 @@ impl DirectReply {
     }
 }
 
-/// What a result-answering method returns.
+/// What a result-answering method returns (`tools/executeBatch` writes its own, call by
+/// call: see `batch`).
 pub enum Results {
     One(ToolExecutionResult),
-    Batch(Vec<ToolExecutionResult>),
 }
 
 impl Results {
     fn capacity(&self) -> usize {
         match self {
             Results::One(result) => convert::result_json_capacity(result),
-            Results::Batch(results) => results
-                .iter()
-                .map(|result| convert::result_json_capacity(result) + 1)
-                .sum::<usize>()
-                .saturating_add(2),
         }
     }
 
@@ -67,16 +73,6 @@ impl Results {
     pub fn write(&self, out: &mut String) {
         match self {
             Results::One(result) => convert::write_result_json(out, result),
-            Results::Batch(results) => {
-                out.push('[');
-                for (i, result) in results.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    convert::write_result_json(out, result);
-                }
-                out.push(']');
-            }
         }
     }
 

@@ -3,6 +3,7 @@
 //! and shut down in order.
 
 use super::anticipate::Anticipation;
+use super::backpressure::{OUTPUT_HIGH_WATER, WORK_HIGH_WATER};
 use super::methods;
 use super::nesting::nesting_exceeds;
 use super::reply::DirectReply;
@@ -23,8 +24,9 @@ use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::JoinSet;
 
-/// Reading pauses while this many bytes wait to be written (the client stopped reading).
-const OUTPUT_HIGH_WATER: usize = 64 << 20;
+/// The exit code after an oversized LSP frame ended the connection (a broken stream, like
+/// `exit` without `shutdown`).
+const OVERSIZED_EXIT_CODE: i32 = 1;
 
 /// How to serve one connection.
 pub struct ServeOptions {
@@ -89,6 +91,19 @@ where
                     "message of {size} bytes exceeds transport.maxMessageBytes ({max_bytes})"
                 );
                 outbox.send(error_response(None, error_codes::INVALID_REQUEST, &message));
+            }
+            ReadEvent::Oversized { size } => {
+                // The body was not read, so nothing after it can be framed: answer, say why
+                // on stderr, and end the connection as an LSP server does on a broken stream.
+                let message = format!(
+                    "message of {size} bytes exceeds transport.maxMessageBytes ({max_bytes})"
+                );
+                tracing::error!(
+                    "closing the connection: a frame announces {size} bytes, more than \
+                     transport.maxMessageBytes ({max_bytes}); its body is not read"
+                );
+                outbox.send(error_response(None, error_codes::INVALID_REQUEST, &message));
+                break OVERSIZED_EXIT_CODE;
             }
             ReadEvent::Skipped { reason } => tracing::warn!("skipped input: {reason}"),
             ReadEvent::Eof => break 0,
@@ -248,7 +263,7 @@ impl Connection {
                         batch.extend_from_slice(part);
                     }
                     batch.push(b']');
-                    outbox.send(batch);
+                    session.respond(batch);
                     for id in answered {
                         session.requests.untrack(&id);
                     }
@@ -258,14 +273,14 @@ impl Connection {
         }
         match self.handle_one(text).await {
             Handled::Reply(reply) => {
-                outbox.send(reply);
+                self.session.respond(reply);
                 None
             }
             Handled::Pending(work, id) => {
                 let session = self.session.clone();
                 tasks.spawn(async move {
                     let reply = work.await;
-                    outbox.send(reply);
+                    session.respond(reply);
                     session.requests.untrack(&id);
                 });
                 None
@@ -414,7 +429,15 @@ impl Connection {
             }
         };
         match dispatch {
-            Dispatch::Task => Handled::Pending(Box::pin(run), id_text),
+            Dispatch::Task => {
+                // Work starts only while the client keeps up (`backpressure`).
+                let outbox = self.session.outbox.clone();
+                let gated = async move {
+                    outbox.wait_below(WORK_HIGH_WATER).await;
+                    run.await
+                };
+                Handled::Pending(Box::pin(gated), id_text)
+            }
             Dispatch::Inline => {
                 let reply = run.await;
                 self.session.requests.untrack(&id_text);

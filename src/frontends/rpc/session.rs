@@ -3,6 +3,7 @@
 //! flight.
 
 use super::lifecycle::LifecycleGate;
+use super::list_changed::ListChanges;
 use super::notifiers::{CodeNotifier, DispatchDetail, ResultNotifier};
 use super::progress::ProgressRoutes;
 use super::requests::InFlight;
@@ -10,7 +11,7 @@ use crate::host::Host;
 use crate::pipeline::ListenerId;
 use crate::transport::framing::Framing;
 use crate::transport::{Outbox, Peer};
-use dsh_tools_protocol::{ClientCapabilities, HostConfig, ListChangedNotification};
+use dsh_tools_protocol::{ClientCapabilities, HostConfig};
 use parking_lot::{Mutex, RwLock, RwLockReadGuard};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -49,6 +50,8 @@ pub struct Session {
     pub requests: InFlight,
     /// Hook subscriptions by id (`hooks/subscribe`).
     pub subscriptions: Mutex<HashMap<String, ListenerId>>,
+    /// `tools/listChanged`, coalesced per scope.
+    pub list_changes: ListChanges,
     client: RwLock<Client>,
     framing: OnceLock<Framing>,
 }
@@ -63,15 +66,11 @@ impl Session {
             outbox: outbox.clone(),
             detail: dispatch_detail.clone(),
         }));
-        let notifier = outbox.clone();
-        host.runtime.registry().on_change(Arc::new(move |agent| {
-            notifier.notify(
-                "tools/listChanged",
-                &ListChangedNotification {
-                    agent: agent.map(|a| a.to_string()),
-                },
-            );
-        }));
+        let list_changes = ListChanges::new(outbox.clone());
+        let announcer = list_changes.clone();
+        host.runtime
+            .registry()
+            .on_change(Arc::new(move |agent| announcer.changed(agent)));
         host.runtime.add_observer(
             None,
             Arc::new(ResultNotifier {
@@ -89,12 +88,20 @@ impl Session {
             lifecycle: LifecycleGate::default(),
             requests: InFlight::default(),
             subscriptions: Mutex::new(HashMap::new()),
+            list_changes,
             client: RwLock::new(Client {
                 capabilities: ClientCapabilities::default(),
                 config,
             }),
             framing: OnceLock::new(),
         })
+    }
+
+    /// Queues the response to a client request, after the registry changes still waiting
+    /// to be announced (the request may have made them).
+    pub fn respond(&self, response: Vec<u8>) -> bool {
+        self.list_changes.flush();
+        self.outbox.send(response)
     }
 
     /// What `initialize` settled (the `--config` configuration before it).

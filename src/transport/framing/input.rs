@@ -81,20 +81,6 @@ impl<R: AsyncRead + Unpin> Input<R> {
         self.error.take()
     }
 
-    /// Drops the next `count` bytes of the stream chunk by chunk, never holding more than
-    /// one buffer of them; returns how many existed before the end of input.
-    pub(super) async fn discard(&mut self, count: usize) -> usize {
-        let mut dropped = 0;
-        loop {
-            let step = (count - dropped).min(self.end - self.start);
-            self.start += step;
-            dropped += step;
-            if dropped == count || !self.fill().await {
-                return dropped;
-            }
-        }
-    }
-
     /// The next `count` bytes of the stream; shorter only if the input ends first.
     pub(super) async fn take_exact(&mut self, count: usize) -> Vec<u8> {
         if let Some(bytes) = self.available().get(..count) {

@@ -61,8 +61,9 @@ impl LspDecoder {
                     input.consume(len);
                     self.scan = HeaderScan::default();
                     if content_length > max_message_bytes {
-                        input.discard(content_length).await;
-                        return ReadEvent::TooLarge {
+                        // Its body is not read: discarding it could swallow the client's
+                        // next messages for ever (`Content-Length: 999999999999`).
+                        return ReadEvent::Oversized {
                             size: content_length,
                         };
                     }

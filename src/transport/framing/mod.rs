@@ -14,8 +14,12 @@
 //! boundary (start of input or just after a frame) and the input continues with bytes
 //! that do not contain `content-length` (ASCII case-insensitively) followed by a valid
 //! frame, the reader returns at most one `Skipped` and then that frame's `Message` (or
-//! `TooLarge`), however the input is split into reads. Every event sequence is in fact
-//! independent of the read split (also tested).
+//! `Oversized`, which ends the stream), however the input is split into reads. Every event
+//! sequence is in fact independent of the read split (also tested).
+//!
+//! A frame whose `Content-Length` exceeds the limit ends the stream: its body is never
+//! read, because skipping it could swallow whatever the peer sends next for as long as the
+//! header claims (`Content-Length: 999999999999` would silence the connection).
 //!
 //! ndjson: one message per line, `\r\n` accepted, whitespace-only lines ignored; a final
 //! line without a newline is still returned (the JSON parser judges it).
@@ -74,8 +78,12 @@ impl FromStr for Framing {
 pub enum ReadEvent {
     /// One complete JSON text, exactly the frame's payload bytes.
     Message(Vec<u8>),
-    /// A frame larger than the limit; its bytes were read and dropped, the stream stays in sync.
+    /// An ndjson line longer than the limit; its bytes were read and dropped, the stream
+    /// stays in sync.
     TooLarge { size: usize },
+    /// An LSP header announced a body longer than the limit. The body is not read, so the
+    /// stream cannot be followed any further: every later call returns `Eof`.
+    Oversized { size: usize },
     /// Bad header blocks or garbage were dropped; consecutive problems merge into one report.
     Skipped { reason: String },
     /// End of input (returned again on every later call).

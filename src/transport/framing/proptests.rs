@@ -91,7 +91,7 @@ fn lsp_frame() -> impl Strategy<Value = (Vec<u8>, ReadEvent)> {
                 false => format!("{length}{other}{newline}"),
             };
             let event = match body.len() > MAX {
-                true => ReadEvent::TooLarge { size: body.len() },
+                true => ReadEvent::Oversized { size: body.len() },
                 false => ReadEvent::Message(body.clone()),
             };
             ([header.as_bytes(), &body].concat(), event)
@@ -117,7 +117,8 @@ proptest! {
 
     /// The resync guarantee, exactly: garbage without `content-length` before each valid
     /// frame (and after the last) costs at most one `Skipped` per garbage region, and every
-    /// frame still yields its message (or `TooLarge`), in order, under any read split.
+    /// frame still yields its message (or `Oversized`, the last event before `Eof`), in
+    /// order, under any read split.
     #[test]
     fn lsp_frames_survive_garbage_without_content_length(
         regions in prop::collection::vec((garbage(), lsp_frame()), 0..5),
@@ -132,8 +133,15 @@ proptest! {
         input.extend_from_slice(&trailing_garbage);
         let (events, _) = read_chunked(&input, &chunks, Framing::Lsp, MAX);
         let mut events = events.into_iter().peekable();
-        let expected = regions.iter().map(|(_, (_, event))| event.clone());
-        for expected in expected.chain([ReadEvent::Eof]) {
+        // An oversized frame ends the stream: nothing after it is read.
+        let mut expected: Vec<ReadEvent> = Vec::new();
+        for (_, (_, event)) in &regions {
+            expected.push(event.clone());
+            if matches!(event, ReadEvent::Oversized { .. }) {
+                break;
+            }
+        }
+        for expected in expected.into_iter().chain([ReadEvent::Eof]) {
             events.next_if(|event| matches!(event, ReadEvent::Skipped { .. }));
             prop_assert_eq!(events.next(), Some(expected));
         }

@@ -10,8 +10,8 @@ use super::{Framing, ReadEvent};
 
 /// Reads JSON-RPC messages from a byte stream, one [`ReadEvent`] per call.
 ///
-/// Memory stays bounded by one 64 KiB buffer plus the message being returned: oversized
-/// frames and garbage are dropped as they stream past.
+/// Memory stays bounded by one 64 KiB buffer plus the message being returned: over-long
+/// lines and garbage are dropped as they stream past, an oversized LSP frame ends the stream.
 pub struct FrameReader<R> {
     input: Input<R>,
     decoder: Decoder,
@@ -30,7 +30,8 @@ enum Decoder {
 }
 
 impl<R: AsyncRead + Unpin> FrameReader<R> {
-    /// `max_message_bytes` caps one payload; larger frames become [`ReadEvent::TooLarge`].
+    /// `max_message_bytes` caps one payload; a longer ndjson line becomes
+    /// [`ReadEvent::TooLarge`], a longer LSP frame [`ReadEvent::Oversized`].
     pub fn new(reader: R, framing: Framing, max_message_bytes: usize) -> Self {
         FrameReader {
             input: Input::new(reader),
@@ -75,6 +76,10 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             return ReadEvent::Eof;
         }
         let event = self.read_event().await;
+        if matches!(event, ReadEvent::Oversized { .. }) {
+            // The body that follows was not read: nothing after it can be framed.
+            self.finished = true;
+        }
         if event == ReadEvent::Eof {
             self.finished = true;
             if let Some(error) = self.input.take_error() {

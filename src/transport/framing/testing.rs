@@ -123,3 +123,7 @@ pub(super) fn skipped(reason: &str) -> ReadEvent {
 pub(super) fn too_large(size: usize) -> ReadEvent {
     ReadEvent::TooLarge { size }
 }
+
+pub(super) fn oversized(size: usize) -> ReadEvent {
+    ReadEvent::Oversized { size }
+}

@@ -4,6 +4,7 @@
 
 use crate::support::raw::{RawHost, high_water_mark, wait_until_quiet};
 use serde_json::{Value, json};
+use std::io::BufRead;
 use std::time::Duration;
 
 const RUNS: usize = 6;
@@ -70,5 +71,65 @@ fn a_paused_reader_keeps_the_host_small_and_loses_no_response() {
         dropped += dropped_in(&serde_json::from_str(line).unwrap());
     }
     assert!(dropped > 0, "no drop was reported");
+    assert!(child.wait().unwrap().success());
+}
+
+/// Runs and the lines of 1 MiB each prints: every answer is about 16 MiB, all of them
+/// together more than the 512 MiB the host may reach.
+const BIG_RUNS: usize = 40;
+const LINES: usize = 16;
+
+#[test]
+fn a_paused_reader_stops_new_runs_so_unsent_answers_stay_within_512_mib() {
+    let mut host = RawHost::initialized(json!({ "tools": { "mode": "code" } }));
+    let pid = host.pid();
+    let code =
+        format!("for (let i = 0; i < {LINES}; i++) console.log(String(i).padEnd(1 << 20, 'x'));");
+    for n in 0..BIG_RUNS {
+        host.send(
+            &json!({ "jsonrpc": "2.0", "id": n + 1, "method": "tools/execute",
+            "params": { "callId": format!("big-{n}"), "name": "run_code",
+                "arguments": { "code": code, "description": "print 16 MiB" } } }),
+        );
+    }
+    // The client reads nothing until the host has done what it will do without it.
+    wait_until_quiet(pid, Duration::from_secs(120));
+    let peak = high_water_mark(pid);
+    assert!(
+        peak < 512 << 20,
+        "the host reached {} MiB while the reader was paused",
+        peak >> 20
+    );
+    // Reading again: every run is answered, whole (checked on the raw lines: parsing
+    // 800 MiB of JSON would be most of the test's time).
+    let mut answered = std::collections::BTreeSet::new();
+    let response = "{\"jsonrpc\":\"2.0\",\"id\":";
+    while answered.len() < BIG_RUNS {
+        let mut line = String::new();
+        assert!(
+            host.stdout.read_line(&mut line).unwrap() > 0,
+            "EOF before every answer"
+        );
+        let Some(rest) = line.strip_prefix(response) else {
+            continue;
+        };
+        let (id, result) = rest.split_once(',').unwrap();
+        assert!(
+            result.starts_with("\"result\":{\"isError\":false")
+                && result.contains("\"logs\":[")
+                && line.len() > LINES << 20,
+            "{:.300}",
+            line
+        );
+        answered.insert(id.parse::<usize>().unwrap());
+    }
+    assert_eq!(answered, (1..=BIG_RUNS).collect());
+    let RawHost {
+        mut child,
+        stdin,
+        mut stdout,
+    } = host;
+    drop(stdin);
+    std::io::Read::read_to_end(&mut stdout, &mut Vec::new()).unwrap();
     assert!(child.wait().unwrap().success());
 }
