@@ -8,6 +8,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::contract::{RunLimits, RunOutcome};
+use super::held::Holding;
 use super::output::{Admission, OutputBudget};
 
 /// Why a run was ended from outside its program; the first one recorded wins.
@@ -40,6 +41,8 @@ pub(crate) struct RunControl {
     /// The run's output so far, here rather than on the engine's thread so that the caller
     /// can answer a stopped run with it without waiting for the engine.
     output: Mutex<OutputBudget>,
+    /// The output's share of what all runs in progress hold.
+    holding: Holding,
 }
 
 impl RunControl {
@@ -50,6 +53,7 @@ impl RunControl {
             reason: OnceLock::new(),
             woken: Notify::new(),
             meter: Mutex::new(BusyMeter::default()),
+            holding: Holding::new(),
         }
     }
 
@@ -69,9 +73,15 @@ impl RunControl {
         *self.reason.get_or_init(|| StopReason::Finished)
     }
 
-    /// Offers one line of program output to the budget.
+    /// Offers one line of program output to the budget, after waiting (unmetered) while the
+    /// runs that started earlier hold too much output (`held`).
     pub(crate) fn push_output(&self, text: &str) -> Admission {
-        self.output.lock().push(text)
+        self.unmetered(|| self.holding.wait_turn(|| self.is_stopped()));
+        let admission = self.output.lock().push(text);
+        if admission == Admission::Accepted {
+            self.holding.add(text.len() as u64);
+        }
+        admission
     }
 
     /// The output so far; later lines are refused. Whoever takes it second (the caller's
@@ -81,6 +91,7 @@ impl RunControl {
     pub(crate) fn take_output(&self) -> OutputBudget {
         let mut output = self.output.lock();
         let cap = output.cap();
+        self.holding.release();
         std::mem::replace(&mut *output, OutputBudget::spent(cap))
     }
 
@@ -107,6 +118,23 @@ impl RunControl {
         let mut meter = self.meter.lock();
         if let Some(since) = meter.busy_since.take() {
             meter.spent += since.elapsed();
+        }
+        result
+    }
+
+    /// Runs `wait` on the isolate thread without counting it as busy time: waiting for the
+    /// host (its client, other runs' output) spends none of the program's compute budget.
+    pub(crate) fn unmetered<T>(&self, wait: impl FnOnce() -> T) -> T {
+        let paused = {
+            let mut meter = self.meter.lock();
+            meter
+                .busy_since
+                .take()
+                .inspect(|since| meter.spent += since.elapsed())
+        };
+        let result = wait();
+        if paused.is_some() {
+            self.meter.lock().busy_since = Some(Instant::now());
         }
         result
     }

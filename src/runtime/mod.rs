@@ -2,11 +2,12 @@
 //! output budgets and talks to the host only through a [`BindingHost`].
 //!
 //! The engine-neutral part is here: `contract` (the public vocabulary), `control` (budgets
-//! and stop reasons), `output` (the byte cap), `verdict` (outcomes). Each engine has its
+//! and stop reasons), `output` (the byte cap), `held` (output held by runs in progress, bounded process-wide), `verdict` (outcomes). Each engine has its
 //! folder: [`js`] (deno_core/QuickJS isolates) and [`python`] (CPython child processes).
 
 mod contract;
 mod control;
+mod held;
 pub mod js;
 mod output;
 pub mod python;

@@ -249,8 +249,10 @@ fn op_dsh_log(state: &mut OpState, #[smi] stream: u32, #[string] text: &str) {
     match admission {
         Admission::Accepted => {
             // A panic must not unwind into the engine's C frames; the line is kept regardless.
-            let forwarded =
-                std::panic::catch_unwind(AssertUnwindSafe(|| scope.host.log(stream, text)));
+            // Unmetered: the front end may hold the line while its client is not reading.
+            let forwarded = scope.control.unmetered(|| {
+                std::panic::catch_unwind(AssertUnwindSafe(|| scope.host.log(stream, text)))
+            });
             if forwarded.is_err() {
                 tracing::error!("the binding host panicked while taking a console line");
             }
