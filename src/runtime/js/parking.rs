@@ -7,7 +7,7 @@
 //! running on that thread, waits on a futex unless the thread has meanwhile left the run's
 //! JavaScript (then it is about to tear its isolate down and must not stop). The dozer lets
 //! one parked thread run for [`PARKED_SLICE`] in every [`PARKED_TICK`], requesting
-//! termination meanwhile, so together they use at most a tenth of a core: each finishes its
+//! termination meanwhile, so together they use at most a twentieth of a core: each finishes its
 //! built-in, sees the request, leaves JavaScript and ends, and the dozer joins it. At most
 //! [`CAPACITY`] threads are parked at once; a thread that cannot be parked runs on unparked.
 
