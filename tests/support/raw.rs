@@ -78,6 +78,24 @@ pub fn high_water_mark(pid: u32) -> u64 {
         * 1024
 }
 
+/// CPU ticks (utime + stime) of each of `pid`'s threads, by `tid:name`.
+pub fn thread_ticks(pid: u32) -> Vec<(String, u64)> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| {
+            let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+            let (name, ticks) = stat_ticks(&stat)?;
+            Some((
+                format!("{}:{name}", task.file_name().to_string_lossy()),
+                ticks,
+            ))
+        })
+        .collect()
+}
+
 /// Busy time (utime + stime, in clock ticks) and name from one `/proc/.../stat` text.
 pub fn stat_ticks(stat: &str) -> Option<(&str, u64)> {
     let (name, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;

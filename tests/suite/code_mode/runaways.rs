@@ -5,7 +5,7 @@
 
 use crate::support::code::hostile::{self, ComputeBudget, failure};
 use crate::support::code::{Framing, Host, any_spec};
-use crate::support::raw::stat_ticks;
+use crate::support::raw::thread_ticks;
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -146,24 +146,6 @@ fn wait_for_threads(pid: u32, name: &str, at_most: usize, what: &str) {
         assert!(Instant::now() < deadline, "{} {what}", count());
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-/// CPU ticks (utime + stime) of each of `pid`'s threads.
-fn thread_ticks(pid: u32) -> Vec<(String, u64)> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return Vec::new();
-    };
-    tasks
-        .filter_map(Result::ok)
-        .filter_map(|task| {
-            let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
-            let (name, ticks) = stat_ticks(&stat)?;
-            Some((
-                format!("{}:{name}", task.file_name().to_string_lossy()),
-                ticks,
-            ))
-        })
-        .collect()
 }
 
 /// Within a bounded wait (30 s, for a busy machine), a 500 ms stretch in which no thread of

@@ -4,7 +4,7 @@
 
 use crate::support::code::hostile::failure;
 use crate::support::code::{Host, any_spec};
-use crate::support::raw::stat_ticks;
+use crate::support::raw::thread_ticks;
 use serde_json::json;
 use std::collections::HashMap;
 use std::time::Duration;
@@ -57,9 +57,9 @@ fn no_thread_stays_busy_after_a_stopped_run_answered() {
         );
         // The measurement itself: how busy the host is a while after the answer.
         std::thread::sleep(SETTLE);
-        let before = thread_ticks(host.pid());
+        let before = thread_ticks(host.pid()).into_iter().collect::<HashMap<_, _>>();
         std::thread::sleep(WINDOW);
-        let after = thread_ticks(host.pid());
+        let after = thread_ticks(host.pid()).into_iter().collect::<HashMap<_, _>>();
         let busy: Vec<String> = after
             .iter()
             .filter_map(|(thread, ticks)| {
@@ -75,20 +75,3 @@ fn no_thread_stays_busy_after_a_stopped_run_answered() {
     }
 }
 
-/// CPU ticks of each of `pid`'s threads, by thread id and name.
-fn thread_ticks(pid: u32) -> HashMap<String, u64> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return HashMap::new();
-    };
-    tasks
-        .filter_map(Result::ok)
-        .filter_map(|task| {
-            let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
-            let (name, ticks) = stat_ticks(&stat)?;
-            Some((
-                format!("{}:{name}", task.file_name().to_string_lossy()),
-                ticks,
-            ))
-        })
-        .collect()
-}
