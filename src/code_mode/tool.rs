@@ -129,11 +129,14 @@ async fn run(
     }
     match outcome.result {
         Ok(result) => {
-            let mut value = json!({ "logs": outcome.logs });
-            if let (Some(result), Value::Object(object)) = (result, &mut value) {
+            // The lines are moved into the value, not copied: a run's logs may be 64 MiB.
+            let logs = outcome.logs.into_iter().map(Value::String).collect();
+            let mut object = serde_json::Map::new();
+            object.insert("logs".into(), Value::Array(logs));
+            if let Some(result) = result {
                 object.insert("result".into(), result);
             }
-            Ok(BodyOutput::from(value))
+            Ok(BodyOutput::from(Value::Object(object)))
         }
         Err(failure) => Err(failed(&failure, outcome.logs)),
     }
