@@ -57,9 +57,13 @@ fn no_thread_stays_busy_after_a_stopped_run_answered() {
         );
         // The measurement itself: how busy the host is a while after the answer.
         std::thread::sleep(SETTLE);
-        let before = thread_ticks(host.pid()).into_iter().collect::<HashMap<_, _>>();
+        let before = thread_ticks(host.pid())
+            .into_iter()
+            .collect::<HashMap<_, _>>();
         std::thread::sleep(WINDOW);
-        let after = thread_ticks(host.pid()).into_iter().collect::<HashMap<_, _>>();
+        let after = thread_ticks(host.pid())
+            .into_iter()
+            .collect::<HashMap<_, _>>();
         let busy: Vec<String> = after
             .iter()
             .filter_map(|(thread, ticks)| {
@@ -74,4 +78,3 @@ fn no_thread_stays_busy_after_a_stopped_run_answered() {
         assert_eq!(host.finish(), 0);
     }
 }
-
