@@ -79,8 +79,12 @@ mod tests {
     use std::sync::Arc;
     use std::sync::atomic::AtomicBool;
 
+    /// The ledger is the process's: these tests take turns (other tests hold only a little).
+    static SERIAL: Mutex<()> = Mutex::new(());
+
     #[test]
     fn a_later_run_waits_while_earlier_ones_hold_the_bound_and_goes_on_when_they_release() {
+        let _turn = SERIAL.lock();
         let earlier = Holding::new();
         let later = Arc::new(Holding::new());
         // The earliest run never waits on the runs after it.
@@ -107,6 +111,7 @@ mod tests {
 
     #[test]
     fn a_stopped_run_does_not_wait() {
+        let _turn = SERIAL.lock();
         let earlier = Holding::new();
         earlier.add(HELD_HIGH_WATER);
         let later = Holding::new();
