@@ -186,6 +186,10 @@ impl BindingHost for Arc<Bridge> {
     fn log(&self, stream: LogStream, text: &str) {
         self.events.log(&self.outer.call_id, stream, text);
     }
+
+    fn behind(&self) -> bool {
+        self.events.behind()
+    }
 }
 
 #[cfg(test)]

@@ -31,6 +31,10 @@ pub trait CodeEvents: Send + Sync + 'static {
     fn dispatch_end(&self, event: DispatchEnd);
     /// One line of live program output of the run `call_id`.
     fn log(&self, call_id: &str, stream: LogStream, text: &str);
+    /// Whether the receiver has fallen behind, so runs should produce no more output yet.
+    fn behind(&self) -> bool {
+        false
+    }
 }
 
 /// Discards every event (a library user that does not listen).

@@ -58,6 +58,13 @@ pub trait BindingHost: Send + Sync + 'static {
 
     /// Live program output, in emission order; not called once the output cap was hit.
     fn log(&self, stream: LogStream, text: &str);
+
+    /// Whether whoever reads the output has fallen behind (a client not reading): a run
+    /// that cannot wait inside `log` (Python's, on the host's workers) reads no more of its
+    /// program's output meanwhile.
+    fn behind(&self) -> bool {
+        false
+    }
 }
 
 /// The console method a line came from.

@@ -19,7 +19,7 @@ use parking_lot::{Condvar, Mutex};
 pub(crate) const HELD_HIGH_WATER: u64 = 32 << 20;
 
 /// How long a waiting line sleeps before it looks again (a missed wake-up costs no more).
-const RECHECK: Duration = Duration::from_millis(50);
+pub(crate) const RECHECK: Duration = Duration::from_millis(50);
 
 /// Bytes held per run, by the order the runs started in.
 static HELD: Mutex<BTreeMap<u64, u64>> = Mutex::new(BTreeMap::new());
@@ -46,6 +46,12 @@ impl Holding {
         while held_before(&held, self.order) >= HELD_HIGH_WATER && !stopped() {
             RELEASED.wait_for(&mut held, RECHECK);
         }
+    }
+
+    /// Whether earlier runs hold [`HELD_HIGH_WATER`] or more now: a run on the host's own
+    /// workers (Python's) leaves its child's output unread meanwhile, instead of blocking.
+    pub(crate) fn must_wait(&self) -> bool {
+        held_before(&HELD.lock(), self.order) >= HELD_HIGH_WATER
     }
 
     /// Counts `bytes` more output held by this run.
@@ -115,6 +121,9 @@ mod tests {
         let earlier = Holding::new();
         earlier.add(HELD_HIGH_WATER);
         let later = Holding::new();
+        assert!(later.must_wait());
         later.wait_turn(|| true);
+        drop(earlier);
+        assert!(!later.must_wait());
     }
 }

@@ -110,6 +110,32 @@ pub fn busy_ticks(pid: u32) -> u64 {
     stat_ticks(&stat).unwrap().1
 }
 
+/// [`wait_until_quiet`] for `pid` and every process under it (the Python interpreters of
+/// its runs work in processes of their own).
+pub fn wait_until_tree_quiet(pid: u32, patience: std::time::Duration) {
+    let tree_ticks = || {
+        let under = crate::support::mcp::descendants(pid);
+        // A process may end between the listing and the read: it counts nothing then.
+        let ticks = |pid: u32| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| stat_ticks(&stat).map(|(_, ticks)| ticks))
+                .unwrap_or(0)
+        };
+        ticks(pid) + under.iter().map(|(child, _)| ticks(*child)).sum::<u64>()
+    };
+    let deadline = std::time::Instant::now() + patience;
+    let mut last = tree_ticks();
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let now = tree_ticks();
+        if now.saturating_sub(last) <= 2 || std::time::Instant::now() > deadline {
+            return;
+        }
+        last = now;
+    }
+}
+
 /// Waits until `pid` has done its work: its CPU time stops growing over half a second (or
 /// `patience` passed). For tests whose client must not read until then.
 pub fn wait_until_quiet(pid: u32, patience: std::time::Duration) {

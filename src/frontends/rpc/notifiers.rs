@@ -136,4 +136,8 @@ impl CodeEvents for CodeNotifier {
         };
         self.outbox.notify_observed("code/log", &notification);
     }
+
+    fn behind(&self) -> bool {
+        self.outbox.queued_bytes() >= WORK_HIGH_WATER
+    }
 }

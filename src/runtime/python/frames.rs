@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe;
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
 use crate::json;
 
@@ -61,30 +61,54 @@ impl Room {
     }
 }
 
+/// Bytes of frames read ahead of the run loop: beyond them the reader leaves the pipe
+/// unread, so a run that stops taking frames (its client is not reading, earlier runs hold
+/// too much output) holds a few MiB of its program's output, not a channel full of lines.
+const READ_AHEAD_BYTES: u32 = 4 << 20;
+
+/// Frames read from the interpreter, each holding its share of the read-ahead until taken.
+pub(super) struct Frames {
+    receiver: mpsc::Receiver<(ChildFrame, OwnedSemaphorePermit)>,
+}
+
+impl Frames {
+    /// The next frame; `None` once the stream ended.
+    pub(super) async fn recv(&mut self) -> Option<ChildFrame> {
+        self.receiver.recv().await.map(|(frame, _read_ahead)| frame)
+    }
+}
+
 /// Reads frames from `from_child` into a channel until EOF (the channel then closes).
-/// The bounded channel pushes back on a flooding program through the pipe.
+/// The read-ahead bound pushes back on a flooding program through the pipe.
 /// Frames nest their payload one level down, so they are parsed at `max_depth + 1`.
-pub(super) fn read_frames(
-    mut from_child: pipe::Receiver,
-    max_depth: usize,
-    room: Room,
-) -> mpsc::Receiver<ChildFrame> {
+pub(super) fn read_frames(mut from_child: pipe::Receiver, max_depth: usize, room: Room) -> Frames {
     let (frames, receiver) = mpsc::channel(64);
+    let read_ahead = Arc::new(Semaphore::new(READ_AHEAD_BYTES as usize));
     tokio::spawn(async move {
         loop {
-            let frame = match read_frame(&mut from_child, &room).await {
-                Ok(Some(body)) => parse(&body, max_depth.saturating_add(1)),
+            let (frame, bytes) = match read_frame(&mut from_child, &room).await {
+                Ok(Some(body)) => {
+                    let bytes = u32::try_from(body.len()).unwrap_or(u32::MAX);
+                    (parse(&body, max_depth.saturating_add(1)), bytes)
+                }
                 Ok(None) => return,
-                Err(FrameError::Oversized) => ChildFrame::Oversized,
+                Err(FrameError::Oversized) => (ChildFrame::Oversized, 0),
                 Err(FrameError::Io) => return,
             };
+            let Ok(share) = read_ahead
+                .clone()
+                .acquire_many_owned(bytes.clamp(1, READ_AHEAD_BYTES))
+                .await
+            else {
+                return;
+            };
             let last = matches!(frame, ChildFrame::Garbled(_) | ChildFrame::Oversized);
-            if frames.send(frame).await.is_err() || last {
+            if frames.send((frame, share)).await.is_err() || last {
                 return;
             }
         }
     });
-    receiver
+    Frames { receiver }
 }
 
 /// Waits for the interpreter's `ready` frame; false if anything else comes (or nothing).

@@ -15,6 +15,7 @@ use super::spawn::Interpreter;
 use super::timing::{MIN_CHECK_INTERVAL, REAP_GRACE};
 use crate::runtime::contract::{FailureKind, LogStream, RunFailure, RunOutcome, RunRequest};
 use crate::runtime::control::StopReason;
+use crate::runtime::held::{Holding, RECHECK};
 use crate::runtime::output::{Admission, OutputBudget};
 use crate::runtime::verdict;
 
@@ -69,6 +70,10 @@ pub(super) async fn drive(
         &tools,
     ));
     let mut output = OutputBudget::new(limits.max_output_bytes);
+    // While earlier runs hold too much output, or the client is not reading, the child's
+    // output is left unread: its writes block, and waiting costs it no CPU time, so none of
+    // its compute budget.
+    let holding = Holding::new();
     let mut calls = FuturesUnordered::new();
     let mut next_check = started;
     let end = loop {
@@ -85,16 +90,22 @@ pub(super) async fn drive(
             // double it, so checks come at least twice per remaining budget.
             next_check = now + (compute.saturating_sub(spent) / 2).max(MIN_CHECK_INTERVAL);
         }
-        let wake = wall_deadline.min(next_check);
+        let held_back = holding.must_wait() || host.behind();
+        let wake = if held_back {
+            wall_deadline.min(next_check).min(now + RECHECK)
+        } else {
+            wall_deadline.min(next_check)
+        };
         tokio::select! {
             biased;
             () = abort.cancelled() => break End::Stopped(StopReason::Abort),
             () = shutdown.cancelled() => break End::Stopped(StopReason::Shutdown),
-            frame = reader.recv() => match frame {
+            frame = reader.recv(), if !held_back => match frame {
                 Some(ChildFrame::Log { stream, text }) => {
                     if output.push(&text) == Admission::Refused {
                         break End::Stopped(StopReason::OutputLimit);
                     }
+                    holding.add(text.len() as u64);
                     room.set(output.remaining());
                     host.log(stream_of(&stream), &text);
                 }

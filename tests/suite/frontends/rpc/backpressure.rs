@@ -2,7 +2,7 @@
 //! observe-only notifications instead of queueing them without bound, its memory stays
 //! flat, and every response arrives once the client reads again.
 
-use crate::support::raw::{RawHost, high_water_mark, wait_until_quiet};
+use crate::support::raw::{RawHost, high_water_mark, wait_until_quiet, wait_until_tree_quiet};
 use serde_json::{Value, json};
 use std::io::BufRead;
 use std::time::Duration;
@@ -83,22 +83,33 @@ const LINES: usize = 48;
 
 #[test]
 fn a_paused_reader_stops_new_output_so_unsent_answers_are_never_all_held() {
-    let cap = (LINES as u64 + 1) << 20;
-    let mut host = RawHost::initialized(
-        json!({ "tools": { "mode": "code" }, "codeRuntime": { "maxOutputBytes": cap } }),
-    );
-    let pid = host.pid();
     let code =
         format!("for (let i = 0; i < {LINES}; i++) console.log(String(i).padEnd(1 << 20, 'x'));");
+    paused_reader_holds_less_than_every_answer("typescript", &code);
+}
+
+/// Python programs' output is left unread in their pipes while earlier runs hold too much.
+#[test]
+fn a_paused_reader_stops_new_python_output_so_unsent_answers_are_never_all_held() {
+    let code = format!("for i in range({LINES}):\n    print(str(i).ljust(1 << 20, 'x'))");
+    paused_reader_holds_less_than_every_answer("python", &code);
+}
+
+fn paused_reader_holds_less_than_every_answer(language: &str, code: &str) {
+    let cap = (LINES as u64 + 1) << 20;
+    let mut host = RawHost::initialized(json!({ "tools": { "mode": "code" },
+        "codeRuntime": { "maxOutputBytes": cap, "language": language } }));
+    let pid = host.pid();
     for n in 0..BIG_RUNS {
         host.send(
             &json!({ "jsonrpc": "2.0", "id": n + 1, "method": "tools/execute",
             "params": { "callId": format!("big-{n}"), "name": "run_code",
-                "arguments": { "code": code, "description": "print 16 MiB" } } }),
+                "arguments": { "code": code, "description": "print 48 MiB" } } }),
         );
     }
-    // The client reads nothing until the host has done what it will do without it.
-    wait_until_quiet(pid, Duration::from_secs(120));
+    // The client reads nothing until the host and its interpreters have done what they
+    // will do without it.
+    wait_until_tree_quiet(pid, Duration::from_secs(180));
     // Every answer held at once would be 576 MiB of logs on top of the host itself: the
     // output held for a client that does not read must stay well below that. (Issue 20's
     // 512 MiB for the whole host is not yet met here: an answer is built in several copies
