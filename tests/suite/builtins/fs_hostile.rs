@@ -65,6 +65,13 @@ fn swapping(body: impl Fn() + Send + 'static) -> (Arc<AtomicBool>, JoinHandle<()
     (stop, thread)
 }
 
+/// Exchanges the names `a` and `b` (atomically, `RENAME_EXCHANGE`) until stopped.
+fn exchanging(a: std::path::PathBuf, b: std::path::PathBuf) -> (Arc<AtomicBool>, JoinHandle<()>) {
+    swapping(move || {
+        renameat2(AT_FDCWD, &a, AT_FDCWD, &b, RenameFlags::RENAME_EXCHANGE).unwrap();
+    })
+}
+
 /// A link to a file outside the root, exchanged over a listed file again and again while
 /// `grep` runs: 500 files listed before it keep the window between listing and opening
 /// wide. The file is opened beneath the root without following links, so the outside
@@ -79,16 +86,7 @@ fn grep_never_returns_the_content_of_a_link_swapped_in_after_the_listing() {
     let (listed, link) = (tree.root.join("zz.txt"), tree.root.join("zz.link"));
     std::os::unix::fs::symlink(tree.outside.join("secret.txt"), &link).unwrap();
     let mut host = Host::initialized(Framing::Ndjson, json!({}), tree.config());
-    let (stop, thread) = swapping(move || {
-        renameat2(
-            AT_FDCWD,
-            &listed,
-            AT_FDCWD,
-            &link,
-            RenameFlags::RENAME_EXCHANGE,
-        )
-        .unwrap();
-    });
+    let (stop, thread) = exchanging(listed, link);
     let (mut leaked, mut found) = (0, 0);
     for _ in 0..300 {
         let result = call(
@@ -169,16 +167,7 @@ fn grep_never_reads_a_device_swapped_in() {
     std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
     let mut host = Host::initialized(Framing::Ndjson, json!({}), tree.config());
     let before = host.peak_memory_kib();
-    let (stop, thread) = swapping(move || {
-        renameat2(
-            AT_FDCWD,
-            &listed,
-            AT_FDCWD,
-            &link,
-            RenameFlags::RENAME_EXCHANGE,
-        )
-        .unwrap();
-    });
+    let (stop, thread) = exchanging(listed, link);
     for _ in 0..300 {
         let result = call(&mut host, "grep", json!({ "pattern": "needle" }));
         assert_eq!(result["isError"], false, "{result}");
