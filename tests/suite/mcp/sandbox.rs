@@ -21,7 +21,10 @@ fn serving(sandbox: Option<Value>) -> Sandboxed {
         &[],
         false,
     );
-    // Each registration change is announced; the server's tools come with one of them.
+    // Servers start in the background: poll until this one runs. (Waiting for
+    // `tools/listChanged` instead races: the server's tools can be registered and announced
+    // while `mcp/status` still says "starting" for a moment.)
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         let status = sandboxed.host.request("mcp/status", json!({}));
         let state = status["result"][0]["state"].clone();
@@ -29,7 +32,11 @@ fn serving(sandbox: Option<Value>) -> Sandboxed {
         if state == "running" {
             return sandboxed;
         }
-        sandboxed.host.next_with_method("tools/listChanged");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still starting: {status}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 
