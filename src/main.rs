@@ -112,6 +112,7 @@ enum SandboxAction {
 }
 
 fn main() -> anyhow::Result<()> {
+    dsh_tools::process::no_huge_pages_for_the_host();
     let ran = run();
     dsh_tools::process::remove_scratch_root();
     match ran {

@@ -7,6 +7,7 @@
 //! locked root, swept by the next host when this one dies without removing it.
 
 mod group;
+mod huge_pages;
 pub mod sandbox;
 mod scratch;
 mod spawner;
@@ -14,5 +15,6 @@ mod syscalls;
 pub mod tether;
 
 pub use group::ProcessGroup;
+pub use huge_pages::no_huge_pages_for_the_host;
 pub use sandbox::{Confinement, Sandbox};
 pub use scratch::{Scratch, remove_root as remove_scratch_root};

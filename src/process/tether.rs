@@ -94,6 +94,7 @@ impl Tether {
     /// The child's half, run first after fork: returns in the program only (the anchor and
     /// the init never return; they `_exit`).
     pub(super) fn apply(&self) -> io::Result<()> {
+        super::huge_pages::restore_in_child();
         // SAFETY: prctl and getppid take integers only.
         unsafe {
             check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;

@@ -1,10 +1,11 @@
 //! Output that runs in progress hold, counted for the whole process. A run's console lines
 //! stay in memory until its answer is written; with runs never queued behind runs, forty
 //! programs printing 16 MiB each would hold 640 MiB before any answer could be sent. So a
-//! line waits while the runs that started *before* its run hold [`HELD_HIGH_WATER`] or more:
-//! the oldest run never waits on this (only on the client, see the RPC front end's
-//! backpressure), finishes, and its answer frees its share, so every run still ends, while
-//! the output held at once stays near the bound plus one line per run.
+//! line waits while the runs that started *before* its run, together with what the process
+//! has queued for clients and not yet written (answers made of earlier runs' lines, see
+//! [`unsent_in_process`]), hold [`HELD_HIGH_WATER`] or more. The oldest run waits only on
+//! what is unsent, which a reading client drains, so every run still ends, while the output
+//! held at once stays near the bound plus one line per run.
 //!
 //! Process-wide on purpose: the bound is on the memory of the process, whatever host or
 //! session the runs belong to.
@@ -13,6 +14,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::transport::unsent_in_process;
 use parking_lot::{Condvar, Mutex};
 
 /// Bytes of output the earlier runs may hold before a later run's next line waits.
@@ -39,8 +41,8 @@ impl Holding {
         Holding { order }
     }
 
-    /// Waits while earlier runs hold [`HELD_HIGH_WATER`] or more, or until `stopped` says the
-    /// run is over (its lines are refused then anyway).
+    /// Waits while earlier runs and unsent answers hold [`HELD_HIGH_WATER`] or more, or until
+    /// `stopped` says the run is over (its lines are refused then anyway).
     pub(crate) fn wait_turn(&self, stopped: impl Fn() -> bool) {
         let mut held = HELD.lock();
         while held_before(&held, self.order) >= HELD_HIGH_WATER && !stopped() {
@@ -75,8 +77,13 @@ impl Drop for Holding {
     }
 }
 
+/// What earlier runs hold plus what waits to be written to clients.
 fn held_before(held: &BTreeMap<u64, u64>, order: u64) -> u64 {
-    held.range(..order).map(|(_, bytes)| bytes).sum()
+    let unsent = u64::try_from(unsent_in_process()).unwrap_or(u64::MAX);
+    held.range(..order)
+        .map(|(_, bytes)| bytes)
+        .sum::<u64>()
+        .saturating_add(unsent)
 }
 
 #[cfg(test)]

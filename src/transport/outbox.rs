@@ -9,11 +9,12 @@
 //! so a program's burst of dispatch events costs one wake-up and one write, not one each.
 
 use super::framing::Framing;
+use super::unsent::Unsent;
 use super::writer;
 use parking_lot::{Condvar, Mutex};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::io::AsyncWrite;
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -57,7 +58,7 @@ pub(super) struct Shared {
     /// Observe-only notifications dropped since the last report, by method.
     dropped: Mutex<BTreeMap<String, u64>>,
     any_dropped: AtomicBool,
-    pub(super) queued_bytes: AtomicUsize,
+    pub(super) queued_bytes: Unsent,
     pub(super) drained: Notify,
     /// Cancelled when a write failed: the client is gone (EPIPE is a disconnect).
     pub(super) disconnected: CancellationToken,
@@ -94,9 +95,7 @@ impl Outbox {
     /// Queues one compact JSON message, after the observe-only ones deferred before it.
     /// Returns `false` once the writer is gone.
     pub fn send(&self, payload: Vec<u8>) -> bool {
-        self.shared
-            .queued_bytes
-            .fetch_add(payload.len(), Ordering::Relaxed);
+        self.shared.queued_bytes.add(payload.len());
         self.after_deferred(Queued::Message(payload))
     }
 
@@ -115,9 +114,7 @@ impl Outbox {
         if self.sender.is_closed() {
             return false;
         }
-        self.shared
-            .queued_bytes
-            .fetch_add(payload.len(), Ordering::Relaxed);
+        self.shared.queued_bytes.add(payload.len());
         let mut deferred = self.shared.deferred.lock();
         deferred.push(payload);
         deferred.len() > 1 || self.sender.send(Queued::Deferred).is_ok()
@@ -207,7 +204,7 @@ impl Outbox {
 
     /// Bytes queued and not yet written.
     pub fn queued_bytes(&self) -> usize {
-        self.shared.queued_bytes.load(Ordering::Relaxed)
+        self.shared.queued_bytes.get()
     }
 
     /// [`Outbox::wait_below`] for a thread outside the runtime (a program's own thread,
@@ -287,7 +284,7 @@ where
         deferred: Mutex::new(Vec::new()),
         dropped: Mutex::new(BTreeMap::new()),
         any_dropped: AtomicBool::new(false),
-        queued_bytes: AtomicUsize::new(0),
+        queued_bytes: Unsent::default(),
         drained: Notify::new(),
         disconnected: CancellationToken::new(),
         drained_lock: Mutex::new(()),

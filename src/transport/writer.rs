@@ -4,7 +4,6 @@
 use super::framing::{Framing, encode_frame, frame_prefix, frame_suffix};
 use super::outbox::{Queued, Shared};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -48,14 +47,12 @@ pub(super) async fn write_loop<W: AsyncWrite + Unpin>(
         let result = pass
             .write(first, &mut receiver, &mut out, framing, &shared)
             .await;
-        shared
-            .queued_bytes
-            .fetch_sub(pass.written, Ordering::Relaxed);
+        shared.queued_bytes.written(pass.written);
         shared.notify_drained();
         if result.is_err() {
             tracing::warn!("stdout closed: the client is gone");
             receiver.close();
-            shared.queued_bytes.store(0, Ordering::Relaxed);
+            shared.queued_bytes.clear();
             shared.disconnected.cancel();
             shared.notify_drained();
             return;
