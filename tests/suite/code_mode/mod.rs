@@ -4,6 +4,7 @@ mod anticipation;
 mod bindings;
 mod bridge;
 mod description;
+mod flood;
 mod golden;
 mod hostile;
 mod memory;

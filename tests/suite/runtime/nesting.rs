@@ -50,3 +50,32 @@ fn programs_nested_past_the_limit_are_refused_before_parsing_with_memory_bounded
     assert_eq!(host.run_code("fits", &fits)["isError"], false);
     assert_eq!(host.finish(), 0);
 }
+
+/// Four deep programs sent at once (each stripped on a thread of its own, none waiting for
+/// another): all refused, the peak within the bound of one.
+#[test]
+fn four_deep_programs_at_once_are_refused_with_memory_bounded() {
+    let mut host = Host::code_mode(Framing::Ndjson, "code", json!({}));
+    assert_eq!(host.run_code("warm", "return 1")["isError"], false);
+    let before = host.peak_memory_kib();
+    let program = format!("return {}{};", "[".repeat(LEVELS), "]".repeat(LEVELS));
+    for n in 0..4 {
+        host.send_run_code(json!(format!("deep-{n}")), &format!("deep-{n}"), &program);
+    }
+    for n in 0..4 {
+        let response = host.response_to(&json!(format!("deep-{n}")));
+        let message = response["result"]["error"]["message"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            message.contains("the program nests deeper than 20000 levels"),
+            "{message}"
+        );
+    }
+    let growth = host.peak_memory_kib().saturating_sub(before);
+    assert!(
+        growth < GROWTH_KIB,
+        "four deep programs raised the host's peak memory by {growth} KiB"
+    );
+    assert_eq!(host.finish(), 0);
+}
