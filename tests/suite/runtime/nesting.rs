@@ -79,3 +79,37 @@ fn four_deep_programs_at_once_are_refused_with_memory_bounded() {
     );
     assert_eq!(host.finish(), 0);
 }
+
+/// Deep programs the scan misjudges (it reads the `/` after a class or function expression
+/// as a regular expression where the parser reads a division): refused by the parser's own
+/// stack bound, quickly and with the peak bounded as for the others (main took the host
+/// from 42 MB to 1,098 MB with the first).
+#[test]
+fn deep_programs_that_mislead_the_scan_are_refused_with_memory_bounded() {
+    let mut host = Host::code_mode(Framing::Ndjson, "code", json!({}));
+    assert_eq!(host.run_code("warm", "return 1")["isError"], false);
+    let before = host.peak_memory_kib();
+    let hidden = format!("{}1{}", "[".repeat(LEVELS), "]".repeat(LEVELS));
+    for program in [
+        format!("const x = class {{}} / {hidden} / 1; return x;"),
+        format!("const x = function () {{}} / {hidden} / 1; return x;"),
+    ] {
+        let sent = Instant::now();
+        let result = host.run_code("misleading", &program);
+        assert!(sent.elapsed() < QUICKLY, "took {:?}", sent.elapsed());
+        let message = result["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with(
+                "code run failed (exception): SyntaxError: the program nests too deeply to \
+                 parse at program.ts:1:"
+            ),
+            "{message}"
+        );
+    }
+    let growth = host.peak_memory_kib().saturating_sub(before);
+    assert!(
+        growth < GROWTH_KIB,
+        "the misleading programs raised the host's peak memory by {growth} KiB"
+    );
+    assert_eq!(host.finish(), 0);
+}

@@ -1,31 +1,43 @@
-//! vendor/v8x is the published v8x crate plus vendor/patches/v8x and nothing else, checked
-//! offline: the patches are taken back out of a copy in reverse order, what remains must
-//! hash as the published crate did (vendor/patches/v8x/IMPORT.sha256, written by
-//! `vendor/v8x-patches.sh manifest`), and applying them again must give vendor/v8x back byte
-//! for byte. A change made to vendor/v8x directly fails here; it belongs in a patch.
+//! Each vendored crate (vendor/v8x, vendor/oxc_parser) is the published crate plus
+//! vendor/patches/<crate> and nothing else, checked offline: the patches are taken back out of
+//! a copy in reverse order, what remains must hash as the published crate did
+//! (vendor/patches/<crate>/IMPORT.sha256, written by `vendor/patches.sh <crate> manifest`), and
+//! applying them again must give vendor/<crate> back byte for byte. A change made to a
+//! vendored crate directly fails here; it belongs in a patch.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::root;
 
-const HOW_TO_FIX: &str = "vendor/v8x must be v8x as published plus vendor/patches/v8x: \
-     put the change in a patch and run `vendor/v8x-patches.sh apply` (see vendor/README.md)";
-
 #[test]
 fn vendored_v8x_is_the_published_crate_plus_its_patches() {
-    let vendored = root().join("vendor/v8x");
-    let patch_dir = root().join("vendor/patches/v8x");
+    published_plus_patches("v8x");
+}
+
+#[test]
+fn vendored_oxc_parser_is_the_published_crate_plus_its_patches() {
+    published_plus_patches("oxc_parser");
+}
+
+fn published_plus_patches(crate_name: &str) {
+    let how_to_fix = format!(
+        "vendor/{crate_name} must be {crate_name} as published plus vendor/patches/{crate_name}: \
+         put the change in a patch and run `vendor/patches.sh {crate_name} apply` (see \
+         vendor/README.md)"
+    );
+    let vendored = root().join("vendor").join(crate_name);
+    let patch_dir = root().join("vendor/patches").join(crate_name);
     let patches = patches(&patch_dir);
     assert!(!patches.is_empty(), "no patches in {}", patch_dir.display());
     let scratch = tempfile::tempdir().unwrap();
-    let copy = scratch.path().join("v8x");
+    let copy = scratch.path().join(crate_name);
     copy_tree(&vendored, &copy);
 
     for patch in patches.iter().rev() {
         if let Err(error) = git_apply(&copy, patch, true) {
             panic!(
-                "{} does not come back out of vendor/v8x: {error}\n{HOW_TO_FIX}",
+                "{} does not come back out of vendor/{crate_name}: {error}\n{how_to_fix}",
                 name(patch)
             );
         }
@@ -40,9 +52,9 @@ fn vendored_v8x_is_the_published_crate_plus_its_patches() {
             .take(10)
             .collect();
         panic!(
-            "without its patches, vendor/v8x is not the published crate \
+            "without its patches, vendor/{crate_name} is not the published crate \
              (files that differ or are new, by sha256, up to 10: {differing:?}; \
-             {} files expected, {} found)\n{HOW_TO_FIX}",
+             {} files expected, {} found)\n{how_to_fix}",
             expected.len(),
             found.lines().count()
         );
@@ -51,7 +63,7 @@ fn vendored_v8x_is_the_published_crate_plus_its_patches() {
     for patch in &patches {
         if let Err(error) = git_apply(&copy, patch, false) {
             panic!(
-                "{} does not apply again: {error}\n{HOW_TO_FIX}",
+                "{} does not apply again: {error}\n{how_to_fix}",
                 name(patch)
             );
         }
@@ -59,14 +71,14 @@ fn vendored_v8x_is_the_published_crate_plus_its_patches() {
     let (rebuilt, current) = (files(&copy), files(&vendored));
     assert_eq!(
         rebuilt, current,
-        "the files of the published crate plus its patches are not vendor/v8x's\n{HOW_TO_FIX}"
+        "the files of the published crate plus its patches are not vendor/{crate_name}'s\n{how_to_fix}"
     );
     for path in &current {
         let same =
             std::fs::read(copy.join(path)).unwrap() == std::fs::read(vendored.join(path)).unwrap();
         assert!(
             same,
-            "vendor/v8x/{path} is not what its patches make\n{HOW_TO_FIX}"
+            "vendor/{crate_name}/{path} is not what its patches make\n{how_to_fix}"
         );
     }
 }

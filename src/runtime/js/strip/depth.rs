@@ -20,7 +20,14 @@
 //! are nowhere near the limit either way.
 
 /// The byte offset of the first token nested deeper than `limit` levels, if there is one.
+#[cfg(test)]
 pub(super) fn too_deep(source: &str, limit: usize) -> Option<usize> {
+    nesting(source, limit).err()
+}
+
+/// The deepest nesting the scan sees in `source`, or the byte offset of the first token
+/// nested deeper than `limit`.
+pub(super) fn nesting(source: &str, limit: usize) -> Result<usize, usize> {
     let mut scan = Scan {
         bytes: source.as_bytes(),
         at: 0,
@@ -28,12 +35,16 @@ pub(super) fn too_deep(source: &str, limit: usize) -> Option<usize> {
         open: Vec::new(),
         run: 0,
         depth: 0,
+        deepest: 0,
         last: Last::StatementStart,
         newline: false,
         keyword: None,
         after_dot: false,
     };
-    scan.scan().err().map(|Deep(offset)| offset)
+    match scan.scan() {
+        Ok(()) => Ok(scan.deepest),
+        Err(Deep(offset)) => Err(offset),
+    }
 }
 
 /// The program nests too deep at this byte offset.
@@ -93,6 +104,8 @@ struct Scan<'a> {
     run: usize,
     /// Open brackets plus every run: the nesting at this point.
     depth: usize,
+    /// The deepest `depth` so far.
+    deepest: usize,
     last: Last,
     /// A line break since the last token.
     newline: bool,
@@ -196,7 +209,8 @@ impl<'a> Scan<'a> {
         self.run = 0;
     }
 
-    fn check(&self, start: usize) -> Result<(), Deep> {
+    fn check(&mut self, start: usize) -> Result<(), Deep> {
+        self.deepest = self.deepest.max(self.depth);
         if self.depth > self.limit {
             Err(Deep(start))
         } else {

@@ -45,14 +45,24 @@ pub struct StripError {
     pub message: String,
 }
 
-/// Largest program accepted, in bytes. The parser recurses once per nesting level, so the
-/// stack the strip needs grows with the source; this cap bounds it.
+/// Largest program accepted, in bytes. The parser and the visitor recurse once per level
+/// of the syntax tree, so the stack the strip may need grows with the source; this cap
+/// bounds it.
 const MAX_SOURCE_BYTES: usize = 1 << 20;
-/// Stack the strip needs: a base plus a budget per source byte. The budget is the deepest
-/// nesting per byte (`(((`, `[[[`, `({a:` chains) with a wide margin, in a debug build,
-/// which uses more stack per level than release (`docs/performance.md` has the measurement).
+/// Stack the strip runs with: a base plus a budget per source byte, the deepest tree per
+/// byte (`(((`, `[[[`, `({a:` chains, `1+1+…` left-nested) with a wide margin, in a debug
+/// build, which uses more stack per level than release (`docs/performance.md` has the
+/// measurement). Reserved, not touched: only what the recursion reaches becomes resident.
 const BASE_STACK_BYTES: usize = 2 << 20;
 const STACK_BYTES_PER_SOURCE_BYTE: usize = 4 << 10;
+/// How far the parser itself may recurse: the nesting the scan saw plus slack (the scan
+/// counts an `else if` chain or labels low), at a generous budget per level. A program the
+/// scan misjudged is refused once the parser is past it, with the stack it touched bounded
+/// by this, not by the source.
+const STACK_BYTES_PER_LEVEL: usize = 8 << 10;
+const SLACK_LEVELS: usize = 2048;
+/// The parser's message when it reached `max_stack_bytes`.
+const NESTED_TOO_DEEPLY: &str = "The program is nested too deeply to parse";
 
 /// [`strip_types_within`] with no bound on nesting (the host's own sources).
 pub fn strip_types(source: &str) -> Result<String, StripError> {
@@ -78,32 +88,59 @@ pub fn strip_types_within(source: &str, max_depth: usize) -> Result<String, Stri
             ),
         });
     }
-    if let Some(offset) = depth::too_deep(source, max_depth) {
-        let offset = u32::try_from(offset).unwrap_or(u32::MAX);
-        return Err(error_at(source, offset, too_deep_message(max_depth)));
-    }
+    let deepest = match depth::nesting(source, max_depth) {
+        Ok(deepest) => deepest,
+        Err(offset) => {
+            let offset = u32::try_from(offset).unwrap_or(u32::MAX);
+            return Err(error_at(source, offset, too_deep_message(max_depth)));
+        }
+    };
+    // The scan is not the parser and can be misled (a `/` it reads as a regular expression
+    // the parser reads as a division): the parser is held to the stack of what the scan saw,
+    // so a program nested deeper than that is refused, never a stack that grows with it.
     let stack_size = BASE_STACK_BYTES + source.len() * STACK_BYTES_PER_SOURCE_BYTE;
+    let parse_stack = deepest
+        .saturating_add(SLACK_LEVELS)
+        .saturating_mul(STACK_BYTES_PER_LEVEL)
+        .saturating_add(BASE_STACK_BYTES)
+        .min(stack_size / 2);
     let strip = || {
-        std::panic::catch_unwind(|| strip_on_this_thread(source)).unwrap_or_else(|_| {
-            Err(StripError {
-                line: 1,
-                column: 1,
-                message: "type stripping failed unexpectedly".to_owned(),
-            })
-        })
+        std::panic::catch_unwind(|| strip_on_this_thread(source, parse_stack)).unwrap_or_else(
+            |_| {
+                Err(StripError {
+                    line: 1,
+                    column: 1,
+                    message: "type stripping failed unexpectedly".to_owned(),
+                })
+            },
+        )
     };
     stacker::maybe_grow(stack_size, stack_size, strip)
 }
 
-fn strip_on_this_thread(source: &str) -> Result<String, StripError> {
+fn strip_on_this_thread(source: &str, max_stack_bytes: usize) -> Result<String, StripError> {
     let allocator = Allocator::default();
     let parsed = Parser::new(&allocator, source, SourceType::ts().with_module(true))
         .with_options(ParseOptions {
             allow_return_outside_function: true,
+            max_stack_bytes,
             ..ParseOptions::default()
         })
         .with_config(TokensParserConfig)
         .parse();
+    // The stack bound of the vendored parser (`vendor/patches/oxc_parser`) was reached.
+    if let Some(deep) = parsed
+        .diagnostics
+        .iter()
+        .find(|diagnostic| diagnostic.message == NESTED_TOO_DEEPLY)
+    {
+        let offset = deep.labels.first().map_or(0, |label| label.offset());
+        return Err(error_at(
+            source,
+            offset,
+            "the program nests too deeply to parse".to_owned(),
+        ));
+    }
     let first_error = parsed
         .diagnostics
         .iter()

@@ -7,7 +7,7 @@ use oxc::parser::{ParseOptions, Parser};
 use oxc::span::SourceType;
 use proptest::prelude::*;
 
-use super::{StripError, strip_types};
+use super::{StripError, strip_types, strip_types_within};
 
 /// Byte offsets of every line terminator byte, which stripping must leave in place.
 fn line_break_offsets(text: &str) -> Vec<usize> {
@@ -733,6 +733,28 @@ fn ten_thousand_deep_nesting_does_not_overflow() {
 
     let casts = format!("let c = x{};", " as T".repeat(DEPTH));
     check(&casts, &casts.replace(" as T", "     "));
+}
+
+/// Programs whose nesting the scan misjudges (it reads the `/` after a class or function
+/// expression as a regular expression; the parser reads a division of a deep array): the
+/// parser is stopped within the stack of what the scan saw, not at the end of its stack.
+#[test]
+fn nesting_the_scan_misjudges_is_refused_within_a_bounded_stack() {
+    const DEPTH: usize = 200_000;
+    let hidden = format!("{}1{}", "[".repeat(DEPTH), "]".repeat(DEPTH));
+    for program in [
+        format!("const x = class {{}} / {hidden} / 1;"),
+        format!("const x = function () {{}} / {hidden} / 1;"),
+    ] {
+        let error = strip_types_within(&program, 20_000).unwrap_err();
+        assert_eq!(error.message, "the program nests too deeply to parse");
+    }
+    // What the scan counts low but the engine runs still strips: a 2,000-long `else if`.
+    let chain: String = (0..2_000)
+        .map(|i| format!("else if (x === {i}) {{ x = {i} }} "))
+        .collect();
+    let program = format!("let x = 0; if (x < 0) {{ x = 1 }} {chain}");
+    assert_eq!(strip_types_within(&program, 20_000).unwrap(), program);
 }
 
 #[test]

@@ -1,30 +1,39 @@
 #!/usr/bin/env bash
-# vendor/v8x is the published v8x crate plus the patches in vendor/patches/v8x, applied in
-# the order of their file names. This script re-creates it from those two inputs.
+# vendor/CRATE is the published crate plus the patches in vendor/patches/CRATE, applied in
+# the order of their file names (CRATE: v8x or oxc_parser, at the versions below). This
+# script re-creates it from those two inputs.
 #
-#   vendor/v8x-patches.sh apply      fetch the published crate, apply the patches, write vendor/v8x
-#   vendor/v8x-patches.sh check      the same into a temporary directory; fail if vendor/v8x differs
-#   vendor/v8x-patches.sh manifest   rewrite vendor/patches/v8x/IMPORT.sha256 from the published crate
-#   vendor/v8x-patches.sh unpack DIR unpack the published crate, unpatched, into DIR
+#   vendor/patches.sh CRATE apply      fetch the published crate, apply the patches, write vendor/CRATE
+#   vendor/patches.sh CRATE check      the same into a temporary directory; fail if vendor/CRATE differs
+#   vendor/patches.sh CRATE manifest   rewrite vendor/patches/CRATE/IMPORT.sha256 from the published crate
+#   vendor/patches.sh CRATE unpack DIR unpack the published crate, unpatched, into DIR
 #
 # The crate comes through cargo itself (a throwaway manifest that depends on the exact
 # version, `cargo fetch`, then the .crate from cargo's download cache), so whatever registry
 # cargo is configured with is used. `check` needs the network or a warm cache; the tidy test
 # `tidy::vendored` checks the same offline against IMPORT.sha256.
 #
-# To move to another v8x release: set VERSION, run `unpack` into a scratch directory, apply
-# each patch there (`git apply --directory` is not needed: paths are relative to the crate),
-# refresh the ones that no longer apply, then `manifest` and `apply`.
+# To move to another release: change its version below, run `unpack` into a scratch
+# directory, apply each patch there (`git apply --directory` is not needed: paths are
+# relative to the crate), refresh the ones that no longer apply, then `manifest` and `apply`.
 set -euo pipefail
 
-NAME=v8x
-VERSION=149.4.0-rc.4
+NAME=${1:-}
+case "$NAME" in
+  v8x) VERSION=149.4.0-rc.4 ;;
+  oxc_parser) VERSION=0.146.0 ;;
+  *)
+    sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+esac
+shift
 here="$(cd "$(dirname "$0")" && pwd)"
 patches="$here/patches/$NAME"
 target="$here/$NAME"
 
 die() {
-  echo "v8x-patches: $*" >&2
+  echo "patches.sh $NAME: $*" >&2
   exit 1
 }
 
@@ -39,7 +48,7 @@ crate_file() {
     : >"$scratch/src/lib.rs"
     cat >"$scratch/Cargo.toml" <<EOF
 [package]
-name = "v8x-import-probe"
+name = "vendor-import-probe"
 version = "0.0.0"
 edition = "2021"
 publish = false
@@ -113,11 +122,11 @@ case "$cmd" in
     echo "wrote $patches/IMPORT.sha256 ($(wc -l <"$patches/IMPORT.sha256") files)"
     ;;
   unpack)
-    [ $# -eq 2 ] || die "usage: $0 unpack DIR"
+    [ $# -eq 2 ] || die "usage: $0 $NAME unpack DIR"
     unpack "$2"
     ;;
   *)
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
     [ -z "$cmd" ] || exit 2
     ;;
 esac
