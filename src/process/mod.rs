@@ -4,8 +4,10 @@
 //! the host by a [`tether`] (a PID namespace whose keepers die with it), forked from the
 //! one [`spawner`] thread, and spawned with a [`sandbox::Confinement`] (possibly none)
 //! applied before it execs. What they may write goes in a [`Scratch`] dir of the host's
-//! locked root, swept by the next host when this one dies without removing it.
+//! locked root, swept by the next host when this one dies without removing it. Each tree
+//! is budgeted as a whole by its [`budget::Budget`] (a cgroup leaf, or polled).
 
+pub mod budget;
 mod group;
 pub mod sandbox;
 mod scratch;
@@ -13,6 +15,7 @@ mod spawner;
 mod syscalls;
 pub mod tether;
 
+pub use budget::{Budget, remove_root as remove_budget_root};
 pub use group::ProcessGroup;
 pub use sandbox::{Confinement, Sandbox};
 pub use scratch::{Scratch, remove_root as remove_scratch_root};

@@ -21,7 +21,8 @@ use crate::tool::{CardMeta, DurableResult, ToolCards};
 use crate::tool::{
     Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
 };
-use dsh_tools_protocol::SandboxMode;
+use dsh_tools_protocol::{BashLimits, SandboxMode};
+use crate::process::budget::Exceeded;
 use run::{Ending, Keep};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -49,6 +50,9 @@ pub struct BashSettings {
     pub spill: Arc<SpillStore>,
     /// The sandbox of every call (unless one's escalation was approved).
     pub sandbox: Sandbox,
+    /// What one command's whole process tree may use (`builtins.bash.limits`; escalated
+    /// calls too: budgets are not the sandbox).
+    pub limits: BashLimits,
 }
 
 impl BashSettings {
@@ -222,6 +226,7 @@ async fn bash(
         &ctx.progress,
         &settings.keep(),
         sandbox,
+        &settings.limits,
     )
     .await?;
     let spilled = |stream: &spool::Spooled| {
@@ -269,6 +274,26 @@ async fn bash(
             Err(ToolError::new(message))
         }
         Ending::Aborted => Err(typed::aborted()),
+        Ending::Exceeded(exceeded) => {
+            let captured = output.combined();
+            let mut message = match exceeded {
+                Exceeded::Memory => format!(
+                    "command killed: it and the processes it started went past the memory \
+                     limit of {} MiB (builtins.bash.limits.memoryMb)",
+                    settings.limits.memory_mb
+                ),
+                Exceeded::Pids => format!(
+                    "command killed: it started more than {} processes at once \
+                     (builtins.bash.limits.pids)",
+                    settings.limits.pids
+                ),
+            };
+            if !captured.is_empty() {
+                message.push_str("\nOutput before it was killed:\n");
+                message.push_str(&captured);
+            }
+            Err(ToolError::new(message))
+        }
     }
 }
 
