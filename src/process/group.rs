@@ -76,6 +76,11 @@ impl ProcessGroup {
         self.budget.as_ref()?.cpu_time(self.pid())
     }
 
+    /// Busy time of the whole tree so far (CPU time plus run-queue waits).
+    pub fn tree_busy_time(&self) -> Option<Duration> {
+        self.budget.as_ref()?.busy_time(self.pid())
+    }
+
     /// Which budget the tree went past, if any (polled trees are read from `/proc`).
     pub fn exceeded(&self) -> Option<Exceeded> {
         self.budget.as_ref()?.exceeded(self.pid())

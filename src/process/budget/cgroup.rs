@@ -46,6 +46,8 @@ pub(super) struct Leaf {
     cpu: PathBuf,
     /// `memory.oom_control` (v1) or `memory.events` (v2): both count `oom_kill`.
     oom: PathBuf,
+    /// The thread ids in the leaf: `tasks` (v1) or `cgroup.threads` (v2).
+    threads: PathBuf,
 }
 
 impl Root {
@@ -67,6 +69,7 @@ impl Root {
             procs: Vec::with_capacity(self.dirs.len()),
             cpu: PathBuf::new(),
             oom: PathBuf::new(),
+            threads: PathBuf::new(),
         };
         let made = self.dirs.iter().try_for_each(|(controllers, parent)| {
             let dir = parent.join(&name);
@@ -148,6 +151,7 @@ impl Leaf {
         }
         if has("cpuacct") {
             self.cpu = dir.join("cpuacct.usage");
+            self.threads = dir.join("tasks");
         }
         if has("cpu")
             && let Some(percent) = limits.cpu_percent
@@ -161,6 +165,7 @@ impl Leaf {
     fn limit_v2(&mut self, dir: &Path, limits: &Limits) -> io::Result<()> {
         self.cpu = dir.join("cpu.stat");
         self.oom = dir.join("memory.events");
+        self.threads = dir.join("cgroup.threads");
         if let Some(bytes) = limits.memory_bytes {
             write(dir, "memory.max", bytes)?;
             let _ = std::fs::write(dir.join("memory.swap.max"), "0");
@@ -188,6 +193,19 @@ impl Leaf {
                 .map(std::time::Duration::from_nanos),
             Version::V2 => counter(&text, "usage_usec").map(std::time::Duration::from_micros),
         }
+    }
+
+    /// How long the leaf's live threads waited in a run queue (their `schedstat`).
+    pub fn waiting(&self) -> std::time::Duration {
+        let tids = std::fs::read_to_string(&self.threads).unwrap_or_default();
+        let nanos = tids
+            .lines()
+            .filter_map(|tid| {
+                std::fs::read_to_string(format!("/proc/{}/schedstat", tid.trim())).ok()
+            })
+            .map(|line| super::tree::schedstat(&line, false))
+            .fold(0u64, u64::saturating_add);
+        std::time::Duration::from_nanos(nanos)
     }
 
     /// How many processes the kernel's OOM killer ended in the leaf.

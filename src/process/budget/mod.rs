@@ -145,6 +145,16 @@ impl Budget {
         }
     }
 
+    /// Busy time of the whole tree so far: its CPU time plus how long its live threads
+    /// waited for a CPU, so a budget in busy time is not stretched in wall time by a
+    /// loaded machine (the wait of exited processes is not kept anywhere).
+    pub fn busy_time(&self, anchor: Option<i32>) -> Option<Duration> {
+        match &self.leaf {
+            Some(leaf) => Some(leaf.cpu_time()? + leaf.waiting()),
+            None => Some(tree::busy(anchor?)),
+        }
+    }
+
     /// Which budget the tree went past, if any.
     pub fn exceeded(&self, anchor: Option<i32>) -> Option<Exceeded> {
         if let Some(leaf) = &self.leaf {

@@ -63,6 +63,47 @@ pub(super) fn usage(anchor: i32, memory: bool) -> TreeUsage {
     usage
 }
 
+/// Busy time of the tree: how long its live threads ran or waited in a run queue
+/// (`schedstat`, so a loaded machine does not stretch a budget in wall time), plus the
+/// CPU time of the processes its members already reaped.
+pub(super) fn busy(anchor: i32) -> Duration {
+    let mut nanos = 0u64;
+    let mut reaped_ticks = 0u64;
+    for pid in members(anchor) {
+        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            reaped_ticks = reaped_ticks.saturating_add(reaped_cpu_ticks(&stat).unwrap_or(0));
+        }
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.filter_map(Result::ok) {
+            let line = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
+            nanos = nanos.saturating_add(schedstat(&line, true));
+        }
+    }
+    Duration::from_nanos(nanos)
+        + Duration::from_millis(reaped_ticks.saturating_mul(1000) / ticks_per_second())
+}
+
+/// Run time plus (with `running`) or only (without) run-queue wait of a `schedstat` line.
+pub(super) fn schedstat(line: &str, running: bool) -> u64 {
+    let mut fields = line
+        .split_ascii_whitespace()
+        .map(|f| f.parse::<u64>().unwrap_or(0));
+    let (run, wait) = (fields.next().unwrap_or(0), fields.next().unwrap_or(0));
+    if running { run.saturating_add(wait) } else { wait }
+}
+
+/// cutime + cstime (fields 16 and 17): the CPU time of reaped children.
+fn reaped_cpu_ticks(stat: &str) -> Option<u64> {
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_ascii_whitespace()
+        .skip(13)
+        .take(2)
+        .map(|field| field.parse::<u64>().ok())
+        .sum()
+}
+
 fn ticks_per_second() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
@@ -127,6 +168,12 @@ mod tests {
             Some(35)
         );
         assert_eq!(cpu_ticks_with_children("garbage"), None);
+        assert_eq!(
+            reaped_cpu_ticks("42 (a) R 1 42 42 0 -1 4194304 100 0 0 0 7 3 20 5 20 0"),
+            Some(25)
+        );
+        assert_eq!(schedstat("100 20 3\n", true), 120);
+        assert_eq!(schedstat("100 20 3\n", false), 20);
     }
 
     #[test]
@@ -152,6 +199,7 @@ mod tests {
         assert_eq!(used.processes, 2);
         assert!(used.memory_bytes >= 4 << 20, "{used:?}");
         assert!(usage(anchor, false).memory_bytes == 0);
+        assert!(busy(anchor) > Duration::ZERO);
         drop(child.stdin.take());
         child.wait().unwrap();
     }

@@ -52,7 +52,7 @@ pub(super) async fn drive(
     let pid = interpreter.pid;
     let baseline = busy_time(pid).unwrap_or_default();
     // What the interpreter's tree spent booting, which the run does not pay for.
-    let tree_baseline = interpreter.process.tree_cpu_time().unwrap_or_default();
+    let tree_baseline = interpreter.process.tree_busy_time().unwrap_or_default();
     let compute = Duration::from_millis(limits.compute_ms);
     let wall_deadline = started + Duration::from_millis(limits.max_wall_ms);
     // RLIMIT_CPU backstop: the budget rounded up, plus the startup already spent and a second.
@@ -88,13 +88,13 @@ pub(super) async fn drive(
             break End::Stopped(StopReason::WallBudget);
         }
         if now >= next_check {
-            // The interpreter's busy time (on a CPU or waiting for one, so a loaded
-            // machine does not stretch the budget), or its whole tree's CPU time, forked
+            // Busy time (on a CPU or waiting for one, so a loaded machine does not
+            // stretch the budget) of the interpreter, or of its whole tree, forked
             // processes included, whichever is more.
             let own = busy_time(pid).unwrap_or(baseline).saturating_sub(baseline);
             let tree = interpreter
                 .process
-                .tree_cpu_time()
+                .tree_busy_time()
                 .unwrap_or(tree_baseline)
                 .saturating_sub(tree_baseline);
             let spent = own.max(tree);

@@ -54,7 +54,7 @@ fn eventually(what: &str, mut done: impl FnMut() -> bool) {
 
 /// Two forked children exec a spinning shell (tagged on its command line), the interpreter
 /// spins a moment too, then waits for them: under a per-process budget it spends none of
-/// its own and the run succeeds after ten seconds of the children's CPU.
+/// its own and the children spin until the wall budget.
 fn spinners(tag: &str) -> String {
     format!(
         "import os, time\n\
@@ -62,7 +62,7 @@ fn spinners(tag: &str) -> String {
          for _ in range(2):\n\
          \x20   pid = os.fork()\n\
          \x20   if pid == 0:\n\
-         \x20       os.execv('/bin/sh', ['sh', '-c', 'end=$(($(date +%s)+10)); while [ $(date +%s) -lt $end ]; do :; done', '{tag}'])\n\
+         \x20       os.execv('/bin/sh', ['sh', '-c', 'while :; do :; done', '{tag}'])\n\
          \x20   kids.append(pid)\n\
          end = time.monotonic() + 0.2\n\
          while time.monotonic() < end: pass\n\
@@ -75,7 +75,7 @@ fn spinners(tag: &str) -> String {
 fn forked_spinners_spend_the_runs_compute_budget_and_die_with_it() {
     for (simulate, expected) in mechanisms() {
         let home = tempfile::tempdir().unwrap();
-        let extra = json!({ "codeRuntime": { "computeMs": 3000, "maxWallMs": 60000 } });
+        let extra = json!({ "codeRuntime": { "computeMs": 3000, "maxWallMs": 20000 } });
         let mut sandboxed = host(extra, simulate, &home);
         let budgets = sandboxed.report()["python"]["budgets"].as_str().unwrap().to_owned();
         assert!(budgets.starts_with(expected), "{simulate}: {budgets}");
@@ -94,6 +94,7 @@ fn forked_spinners_spend_the_runs_compute_budget_and_die_with_it() {
             error(&result).ends_with("(timeout): compute budget of 3000 ms exhausted"),
             "{simulate}: {result}"
         );
+        eprintln!("{simulate}: the run took {took:?}");
         assert!(took < Duration::from_millis(3500), "{simulate}: took {took:?}");
         eventually("a spinner survived its run", || tagged(&tag).is_empty());
     }
