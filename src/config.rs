@@ -272,7 +272,11 @@ fn validate_bash_limits(config: &HostConfig) -> Result<(), ConfigError> {
     let checks = [
         (limits.memory_mb >= 16, "memoryMb", "must be at least 16"),
         (limits.pids >= 8, "pids", "must be at least 8"),
-        (limits.cpu_percent != Some(0), "cpuPercent", "must be at least 1"),
+        (
+            limits.cpu_percent != Some(0),
+            "cpuPercent",
+            "must be at least 1",
+        ),
     ];
     match checks.iter().find(|(ok, _, _)| !ok) {
         Some((_, key, message)) => Err(ConfigError(format!(

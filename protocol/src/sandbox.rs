@@ -112,9 +112,7 @@ pub struct FamilySandbox {
 }
 
 /// How a family's budgets hold for the whole process tree of a run, not per process.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
 pub enum BudgetIsolation {
     /// A cgroup v2 leaf per tree (`cpu`, `memory`, `pids`).
     #[serde(rename = "cgroup-v2")]

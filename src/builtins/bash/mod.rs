@@ -15,6 +15,7 @@ use crate::builtins::cards::{parse, success_meta};
 use crate::builtins::typed::{self, TextRenderer};
 use crate::cards::{TerminalCallView, TerminalResultView, ToolCallView, ToolResultView};
 use crate::process::Sandbox;
+use crate::process::budget::Exceeded;
 use crate::spill::SpillStore;
 use crate::spill::preview::READ_MORE;
 use crate::tool::{CardMeta, DurableResult, ToolCards};
@@ -22,7 +23,6 @@ use crate::tool::{
     Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
 };
 use dsh_tools_protocol::{BashLimits, SandboxMode};
-use crate::process::budget::Exceeded;
 use run::{Ending, Keep};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -221,12 +221,14 @@ async fn bash(
     let run = run::run(
         &args.command,
         &settings.cwd,
-        timeout,
+        run::Bounds {
+            timeout,
+            limits: &settings.limits,
+        },
         &ctx.signal,
         &ctx.progress,
         &settings.keep(),
         sandbox,
-        &settings.limits,
     )
     .await?;
     let spilled = |stream: &spool::Spooled| {

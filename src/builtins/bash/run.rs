@@ -8,9 +8,9 @@ use super::live::{LiveOutput, READ_BYTES};
 use super::spool::{Spool, Spooled};
 use crate::process::budget::{Budget, Exceeded, Limits};
 use crate::process::{ProcessGroup, Sandbox, Scratch};
-use dsh_tools_protocol::BashLimits;
 use crate::spill::SpillStore;
 use crate::tool::{OutputStream, Progress, Signal, ToolError};
+use dsh_tools_protocol::BashLimits;
 use nix::sys::signal::Signal as UnixSignal;
 use parking_lot::Mutex;
 use std::ffi::OsString;
@@ -73,18 +73,26 @@ pub struct Keep {
     pub preview: usize,
 }
 
-/// Runs `bash -c command` in `cwd` with a scrubbed environment, confined by `sandbox`,
-/// reporting its output live to `progress` as it arrives.
+/// What ends a command early besides its end and its signal.
+pub struct Bounds<'a> {
+    /// The per-call deadline.
+    pub timeout: Duration,
+    /// Its whole tree's budgets.
+    pub limits: &'a BashLimits,
+}
+
+/// Runs `bash -c command` in `cwd` with a scrubbed environment, confined by `sandbox` and
+/// within `bounds`, reporting its output live to `progress` as it arrives.
 pub async fn run(
     command: &str,
     cwd: &Path,
-    timeout: Duration,
+    bounds: Bounds<'_>,
     signal: &Signal,
     progress: &Progress,
     keep: &Keep,
     sandbox: &Sandbox,
-    limits: &BashLimits,
 ) -> Result<Run, ToolError> {
+    let Bounds { timeout, limits } = bounds;
     let mut shell = tokio::process::Command::new("bash");
     shell
         .arg("-c")

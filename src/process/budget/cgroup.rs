@@ -132,7 +132,12 @@ fn kill_all(dir: &Path) {
 }
 
 impl Leaf {
-    fn limit_v1(&mut self, dir: &Path, has: &dyn Fn(&str) -> bool, limits: &Limits) -> io::Result<()> {
+    fn limit_v1(
+        &mut self,
+        dir: &Path,
+        has: &dyn Fn(&str) -> bool,
+        limits: &Limits,
+    ) -> io::Result<()> {
         if has("memory") {
             self.oom = dir.join("memory.oom_control");
             if let Some(bytes) = limits.memory_bytes {
@@ -258,7 +263,10 @@ fn counter(text: &str, key: &str) -> Option<u64> {
 }
 
 /// `(mount point, root inside the hierarchy, super options)` of each mount of `fstype`.
-fn mounts_of<'a>(mountinfo: &'a str, fstype: &'a str) -> impl Iterator<Item = (&'a str, &'a str, &'a str)> {
+fn mounts_of<'a>(
+    mountinfo: &'a str,
+    fstype: &'a str,
+) -> impl Iterator<Item = (&'a str, &'a str, &'a str)> {
     mountinfo.lines().filter_map(move |line| {
         let (left, right) = line.split_once(" - ")?;
         let mut left = left.split(' ');
@@ -273,7 +281,10 @@ fn mounts_of<'a>(mountinfo: &'a str, fstype: &'a str) -> impl Iterator<Item = (&
 
 /// `<mount point>/<own path relative to the mount's root>`.
 fn own_dir(point: &str, root: &str, own: &str) -> PathBuf {
-    let relative = own.strip_prefix(root).unwrap_or(own).trim_start_matches('/');
+    let relative = own
+        .strip_prefix(root)
+        .unwrap_or(own)
+        .trim_start_matches('/');
     Path::new(point).join(relative)
 }
 
@@ -293,7 +304,10 @@ fn v1(mountinfo: &str, own: &str) -> Option<Root> {
             let mut fields = line.splitn(3, ':');
             let (_, names, path) = (fields.next()?, fields.next()?, fields.next()?);
             let names: Vec<&str> = names.split(',').collect();
-            controllers.iter().all(|c| names.contains(&c.as_str())).then_some(path)
+            controllers
+                .iter()
+                .all(|c| names.contains(&c.as_str()))
+                .then_some(path)
         })?;
         dirs.push((controllers, own_dir(point, root, path)));
     }
@@ -342,7 +356,10 @@ fn v2(mountinfo: &str, own: &str) -> Option<Root> {
     std::fs::write(dir.join("cgroup.subtree_control"), enable).ok()?;
     Some(Root {
         version: Version::V2,
-        dirs: vec![(V2_CONTROLLERS.iter().map(|c| (*c).to_owned()).collect(), dir)],
+        dirs: vec![(
+            V2_CONTROLLERS.iter().map(|c| (*c).to_owned()).collect(),
+            dir,
+        )],
     })
 }
 
@@ -407,8 +424,14 @@ mod tests {
             own_dir("/sys/fs/cgroup/cpu", "/", "/"),
             PathBuf::from("/sys/fs/cgroup/cpu")
         );
-        assert_eq!(counter("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n", "oom_kill"), Some(3));
-        assert_eq!(counter("usage_usec 1500\nuser_usec 1000", "usage_usec"), Some(1500));
+        assert_eq!(
+            counter("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n", "oom_kill"),
+            Some(3)
+        );
+        assert_eq!(
+            counter("usage_usec 1500\nuser_usec 1000", "usage_usec"),
+            Some(1500)
+        );
         assert_eq!(quota(150), 150_000);
         assert_eq!(quota(0), 1000);
     }

@@ -91,7 +91,11 @@ pub(super) fn schedstat(line: &str, running: bool) -> u64 {
         .split_ascii_whitespace()
         .map(|f| f.parse::<u64>().unwrap_or(0));
     let (run, wait) = (fields.next().unwrap_or(0), fields.next().unwrap_or(0));
-    if running { run.saturating_add(wait) } else { wait }
+    if running {
+        run.saturating_add(wait)
+    } else {
+        wait
+    }
 }
 
 /// cutime + cstime (fields 16 and 17): the CPU time of reaped children.
@@ -142,8 +146,12 @@ fn memfd_bytes(pid: i32, seen: &mut HashSet<u64>) -> u64 {
     };
     let mut total = 0u64;
     for fd in fds.filter_map(Result::ok) {
-        let is_memfd = std::fs::read_link(fd.path())
-            .is_ok_and(|target| target.as_os_str().as_encoded_bytes().starts_with(b"/memfd:"));
+        let is_memfd = std::fs::read_link(fd.path()).is_ok_and(|target| {
+            target
+                .as_os_str()
+                .as_encoded_bytes()
+                .starts_with(b"/memfd:")
+        });
         if !is_memfd {
             continue;
         }

@@ -96,7 +96,12 @@ pub fn report(config: &HostConfig, support: &SandboxSupport) -> SandboxReport {
     let runtime = &config.code_runtime;
     let python_sandbox = runtime
         .loads(dsh_tools_protocol::CodeLanguage::Python)
-        .then(|| budgeted(python(global, runtime.sandbox.as_ref(), support).report(), true));
+        .then(|| {
+            budgeted(
+                python(global, runtime.sandbox.as_ref(), support).report(),
+                true,
+            )
+        });
     let mcp_servers = config
         .mcp_servers
         .iter()

@@ -108,8 +108,7 @@ pub(super) async fn drive(
             // double it, so checks come at least twice per remaining budget; forked
             // processes may use every CPU, and memory is read at least this often.
             next_check = now
-                + (compute.saturating_sub(spent) / 2)
-                    .clamp(MIN_CHECK_INTERVAL, MAX_CHECK_INTERVAL);
+                + (compute.saturating_sub(spent) / 2).clamp(MIN_CHECK_INTERVAL, MAX_CHECK_INTERVAL);
         }
         let held_back = holding.must_wait() || host.behind();
         let wake = if held_back {

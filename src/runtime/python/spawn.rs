@@ -136,9 +136,11 @@ pub(super) fn spawn(
         pids: Some(TREE_PROCESSES),
         cpu_percent: None,
     })?;
-    let spawned = sandbox.confine(Some(scratch.path())).and_then(|confinement| {
-        ProcessGroup::spawn_budgeted(&mut command, &confinement, Some(budget))
-    });
+    let spawned = sandbox
+        .confine(Some(scratch.path()))
+        .and_then(|confinement| {
+            ProcessGroup::spawn_budgeted(&mut command, &confinement, Some(budget))
+        });
     drop((child_reads, child_writes));
     let process = spawned?;
     let pid = process

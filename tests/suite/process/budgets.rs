@@ -77,7 +77,10 @@ fn forked_spinners_spend_the_runs_compute_budget_and_die_with_it() {
         let home = tempfile::tempdir().unwrap();
         let extra = json!({ "codeRuntime": { "computeMs": 3000, "maxWallMs": 20000 } });
         let mut sandboxed = host(extra, simulate, &home);
-        let budgets = sandboxed.report()["python"]["budgets"].as_str().unwrap().to_owned();
+        let budgets = sandboxed.report()["python"]["budgets"]
+            .as_str()
+            .unwrap()
+            .to_owned();
         assert!(budgets.starts_with(expected), "{simulate}: {budgets}");
         assert_eq!(sandboxed.python("return 1")["value"]["result"], 1);
         let tag = format!("dsh-budget-spinner-{}-{simulate}", std::process::id());
@@ -94,8 +97,10 @@ fn forked_spinners_spend_the_runs_compute_budget_and_die_with_it() {
             error(&result).ends_with("(timeout): compute budget of 3000 ms exhausted"),
             "{simulate}: {result}"
         );
-        eprintln!("{simulate}: the run took {took:?}");
-        assert!(took < Duration::from_millis(3500), "{simulate}: took {took:?}");
+        assert!(
+            took < Duration::from_millis(3500),
+            "{simulate}: took {took:?}"
+        );
         eventually("a spinner survived its run", || tagged(&tag).is_empty());
     }
 }
@@ -197,7 +202,9 @@ fn a_bash_fork_loop_cannot_pass_the_pids_limit() {
 /// This process's directory in the v1 `memory` hierarchy (the host inherits its cgroup).
 fn memory_cgroup_dir() -> Option<PathBuf> {
     let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let path = own.lines().find_map(|l| l.split_once(":memory:").map(|(_, p)| p.to_owned()))?;
+    let path = own
+        .lines()
+        .find_map(|l| l.split_once(":memory:").map(|(_, p)| p.to_owned()))?;
     let dir = PathBuf::from(format!("/sys/fs/cgroup/memory{path}"));
     dir.is_dir().then_some(dir)
 }
