@@ -1,6 +1,6 @@
 //! One spawned process group: spawn as leader, signal the group, reap the leader.
 
-use super::budget::{Budget, Exceeded};
+use super::budget::{Budget, Exceeded, Tree};
 use super::sandbox::Confinement;
 use super::tether::Tether;
 use nix::sys::signal::{Signal, killpg};
@@ -73,17 +73,25 @@ impl ProcessGroup {
 
     /// CPU time of the whole tree so far (its leaf's, or polled from `/proc`).
     pub fn tree_cpu_time(&self) -> Option<Duration> {
-        self.budget.as_ref()?.cpu_time(self.pid())
+        self.budget.as_ref()?.cpu_time(self.tree())
     }
 
     /// Busy time of the whole tree so far (CPU time plus run-queue waits).
     pub fn tree_busy_time(&self) -> Option<Duration> {
-        self.budget.as_ref()?.busy_time(self.pid())
+        self.budget.as_ref()?.busy_time(self.tree())
     }
 
     /// Which budget the tree went past, if any (polled trees are read from `/proc`).
     pub fn exceeded(&self) -> Option<Exceeded> {
-        self.budget.as_ref()?.exceeded(self.pid())
+        self.budget.as_ref()?.exceeded(self.tree())
+    }
+
+    /// Where a polled budget reads the tree, while the group may hold processes.
+    fn tree(&self) -> Option<Tree> {
+        Some(Tree {
+            anchor: self.pid()?,
+            keepers: self.depth,
+        })
     }
 
     /// Whether [`exceeded`](Self::exceeded) must be asked while the tree runs.
@@ -145,13 +153,13 @@ impl ProcessGroup {
         &mut self,
         every: Duration,
     ) -> Result<io::Result<ExitStatus>, Exceeded> {
-        let (budget, anchor) = (self.budget.as_ref(), self.pid());
+        let (budget, tree) = (self.budget.as_ref(), self.tree());
         let over = async {
             match budget.filter(|b| b.needs_polling()) {
                 None => std::future::pending().await,
                 Some(budget) => loop {
                     tokio::time::sleep(every).await;
-                    if let Some(exceeded) = budget.exceeded(anchor) {
+                    if let Some(exceeded) = budget.exceeded(tree) {
                         return exceeded;
                     }
                 },

@@ -221,13 +221,17 @@ impl Leaf {
             .unwrap_or(0)
     }
 
-    /// The pids in the leaf now (from its first hierarchy).
-    pub fn pids(&self) -> Vec<i32> {
-        self.dirs
-            .first()
-            .and_then(|dir| std::fs::read_to_string(dir.join("cgroup.procs")).ok())
-            .map(|text| text.lines().filter_map(|l| l.trim().parse().ok()).collect())
-            .unwrap_or_default()
+    /// SIGKILLs every process in the leaf: at once through `cgroup.kill` (v2, Linux 5.14),
+    /// else pid by pid.
+    pub fn kill(&self) {
+        let atomic = self.version == Version::V2
+            && self
+                .dirs
+                .first()
+                .is_some_and(|dir| std::fs::write(dir.join("cgroup.kill"), "1").is_ok());
+        if !atomic && let Some(dir) = self.dirs.first() {
+            kill_all(dir);
+        }
     }
 
     /// Removes the leaf's directories; false while a process is still in one.

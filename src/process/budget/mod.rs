@@ -48,6 +48,15 @@ pub struct Limits {
     pub cpu_percent: Option<u32>,
 }
 
+/// A polled tree: its first process (the tether's anchor, or the program itself) and how
+/// many processes at its top are the tether's keepers: forks of the host that never exec,
+/// whose resident pages are the host's (shared copy-on-write), not the tree's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tree {
+    pub anchor: i32,
+    pub keepers: usize,
+}
+
 /// Which budget a tree went past.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exceeded {
@@ -136,27 +145,27 @@ impl Budget {
         })
     }
 
-    /// CPU time of the whole tree so far, exited processes included (`anchor`: the tree's
-    /// first process, for polling).
-    pub fn cpu_time(&self, anchor: Option<i32>) -> Option<Duration> {
+    /// CPU time of the whole tree so far, exited processes included (`tree`: where to
+    /// poll it).
+    pub fn cpu_time(&self, tree: Option<Tree>) -> Option<Duration> {
         match &self.leaf {
             Some(leaf) => leaf.cpu_time(),
-            None => Some(tree::usage(anchor?, false).cpu),
+            None => Some(tree::usage(tree?, false).cpu),
         }
     }
 
     /// Busy time of the whole tree so far: its CPU time plus how long its live threads
     /// waited for a CPU, so a budget in busy time is not stretched in wall time by a
     /// loaded machine (the wait of exited processes is not kept anywhere).
-    pub fn busy_time(&self, anchor: Option<i32>) -> Option<Duration> {
+    pub fn busy_time(&self, tree: Option<Tree>) -> Option<Duration> {
         match &self.leaf {
             Some(leaf) => Some(leaf.cpu_time()? + leaf.waiting()),
-            None => Some(tree::busy(anchor?)),
+            None => Some(tree::busy(tree?.anchor)),
         }
     }
 
     /// Which budget the tree went past, if any.
-    pub fn exceeded(&self, anchor: Option<i32>) -> Option<Exceeded> {
+    pub fn exceeded(&self, tree: Option<Tree>) -> Option<Exceeded> {
         if let Some(leaf) = &self.leaf {
             return (leaf.oom_kills() > 0).then_some(Exceeded::Memory);
         }
@@ -164,7 +173,7 @@ impl Budget {
         if memory.is_none() && pids.is_none() {
             return None;
         }
-        let used = tree::usage(anchor?, memory.is_some());
+        let used = tree::usage(tree?, memory.is_some());
         if memory.is_some_and(|limit| used.memory_bytes > limit) {
             return Some(Exceeded::Memory);
         }
@@ -182,15 +191,8 @@ impl Budget {
     /// which empties the tether's namespace).
     pub fn kill(&self) {
         if let Some(leaf) = &self.leaf {
-            kill_all(leaf);
+            leaf.kill();
         }
-    }
-}
-
-fn kill_all(leaf: &cgroup::Leaf) {
-    for pid in leaf.pids() {
-        // SAFETY: kill with integers; a pid in our leaf is one of our tree's.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
     }
 }
 
@@ -199,7 +201,7 @@ impl Drop for Budget {
         let Some(leaf) = self.leaf.take() else {
             return;
         };
-        kill_all(&leaf);
+        leaf.kill();
         if leaf.remove() {
             return;
         }
@@ -209,7 +211,7 @@ impl Drop for Budget {
             .name("dsh-leaf-reaper".into())
             .spawn(move || {
                 for _ in 0..500 {
-                    kill_all(&leaf);
+                    leaf.kill();
                     if leaf.remove() {
                         return;
                     }

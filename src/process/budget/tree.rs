@@ -4,6 +4,7 @@
 //! memory as anonymous plus shared resident pages plus the size of every memfd a process
 //! holds open (written pages of a memfd nobody maps are resident in no process).
 
+use super::Tree;
 use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
 use std::time::Duration;
@@ -40,19 +41,20 @@ pub(super) fn members(anchor: i32) -> Vec<i32> {
     found
 }
 
-/// The tree's usage; `memory` false skips the memory reading (only CPU is wanted).
-pub(super) fn usage(anchor: i32, memory: bool) -> TreeUsage {
+/// The tree's usage; `memory` false skips the memory reading (only CPU is wanted). The
+/// keepers' memory is the host's, shared copy-on-write: not counted.
+pub(super) fn usage(tree: Tree, memory: bool) -> TreeUsage {
     let ticks = ticks_per_second();
     let mut usage = TreeUsage::default();
     let mut memfds = HashSet::new();
     let mut cpu_ticks = 0u64;
-    for pid in members(anchor) {
+    for (index, pid) in members(tree.anchor).into_iter().enumerate() {
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
             continue;
         };
         cpu_ticks = cpu_ticks.saturating_add(cpu_ticks_with_children(&stat).unwrap_or(0));
         usage.processes += 1;
-        if memory {
+        if memory && index >= tree.keepers {
             usage.memory_bytes = usage
                 .memory_bytes
                 .saturating_add(resident(pid))
@@ -202,13 +204,48 @@ mod tests {
         )
         .unwrap();
         let anchor = i32::try_from(child.id()).unwrap();
-        let used = usage(anchor, true);
+        let tree = Tree { anchor, keepers: 0 };
+        let used = usage(tree, true);
         assert_eq!(members(anchor).len(), 2);
         assert_eq!(used.processes, 2);
         assert!(used.memory_bytes >= 4 << 20, "{used:?}");
-        assert!(usage(anchor, false).memory_bytes == 0);
+        assert!(usage(tree, false).memory_bytes == 0);
         assert!(busy(anchor) > Duration::ZERO);
         drop(child.stdin.take());
         child.wait().unwrap();
+    }
+
+    #[test]
+    fn a_keeper_forked_from_a_big_host_is_not_counted() {
+        // This process, 64 MiB bigger, forks a child that never execs (as the tether's
+        // keepers do): its resident pages are this process's.
+        let big = vec![7u8; 64 << 20];
+        // SAFETY: the child only calls pause and _exit.
+        let keeper = unsafe { libc::fork() };
+        if keeper == 0 {
+            // SAFETY: async-signal-safe calls in a forked child.
+            unsafe {
+                libc::pause();
+                libc::_exit(0);
+            }
+        }
+        let counted = |keepers| {
+            usage(
+                Tree {
+                    anchor: keeper,
+                    keepers,
+                },
+                true,
+            )
+            .memory_bytes
+        };
+        assert!(counted(0) >= 64 << 20, "{}", counted(0));
+        assert!(counted(1) == 0, "{}", counted(1));
+        assert_eq!(big[big.len() - 1], 7);
+        // SAFETY: our own child.
+        unsafe {
+            libc::kill(keeper, libc::SIGKILL);
+            libc::waitpid(keeper, std::ptr::null_mut(), 0);
+        }
     }
 }
