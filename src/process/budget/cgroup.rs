@@ -71,19 +71,34 @@ impl Root {
             oom: PathBuf::new(),
             threads: PathBuf::new(),
         };
-        let made = self.dirs.iter().try_for_each(|(controllers, parent)| {
-            let dir = parent.join(&name);
-            std::fs::create_dir(&dir)?;
-            leaf.dirs.push(dir.clone());
-            let has = |name: &str| controllers.iter().any(|c| c == name);
-            let procs = dir.join("cgroup.procs");
-            leaf.procs
-                .push(CString::new(procs.as_os_str().as_bytes()).map_err(io::Error::other)?);
-            match self.version {
-                Version::V1 => leaf.limit_v1(&dir, &has, limits),
-                Version::V2 => leaf.limit_v2(&dir, limits),
-            }
-        });
+        // v1: only the hierarchies this leaf needs (each join costs the child a migration):
+        // CPU and memory accounting always, the others for their limits.
+        let needed = |controllers: &[String]| {
+            self.version == Version::V2
+                || controllers.iter().any(|c| match c.as_str() {
+                    "cpuacct" | "memory" => true,
+                    "pids" => limits.pids.is_some(),
+                    "cpu" => limits.cpu_percent.is_some(),
+                    _ => false,
+                })
+        };
+        let made = self
+            .dirs
+            .iter()
+            .filter(|(controllers, _)| needed(controllers))
+            .try_for_each(|(controllers, parent)| {
+                let dir = parent.join(&name);
+                std::fs::create_dir(&dir)?;
+                leaf.dirs.push(dir.clone());
+                let has = |name: &str| controllers.iter().any(|c| c == name);
+                let procs = dir.join("cgroup.procs");
+                leaf.procs
+                    .push(CString::new(procs.as_os_str().as_bytes()).map_err(io::Error::other)?);
+                match self.version {
+                    Version::V1 => leaf.limit_v1(&dir, &has, limits),
+                    Version::V2 => leaf.limit_v2(&dir, limits),
+                }
+            });
         match made {
             Ok(()) => Ok(leaf),
             Err(error) => {
