@@ -253,3 +253,44 @@ fn the_report_names_the_mechanism_and_leaves_go_with_the_host() {
     assert!(stale.as_ref().is_none_or(|d| !d.exists()), "{stale:?}");
     assert_eq!(next.host.finish(), 0);
 }
+
+#[test]
+fn cpu_percent_throttles_a_bash_command_with_a_cgroup() {
+    let home = tempfile::tempdir().unwrap();
+    let extra = json!({ "builtins": { "bash": { "limits": { "cpuPercent": 10 } } } });
+    let mut sandboxed = host(extra, "", &home);
+    // One second of wall time spinning: about 0.1 s of CPU at 10 %.
+    let out = stdout(&sandboxed.bash(
+        "TIMEFORMAT='%U %S'; { time timeout 1 sh -c 'while :; do :; done'; } 2>&1",
+    ));
+    let used: f64 = out
+        .split_ascii_whitespace()
+        .map(|t| t.parse::<f64>().unwrap())
+        .sum();
+    assert!(used < 0.4, "{out}");
+}
+
+#[test]
+fn an_mcp_servers_tree_runs_in_a_leaf_with_a_process_limit() {
+    let home = tempfile::tempdir().unwrap();
+    let seen = home.path().join("pids.max");
+    // Not an MCP server: it reports its own leaf's process limit and exits.
+    let script = format!(
+        "dir=$(grep -m1 ':pids:' /proc/self/cgroup | cut -d: -f3); \
+         cat /sys/fs/cgroup/pids$dir/pids.max > {0}.tmp; echo \"$dir\" >> {0}.tmp; \
+         mv {0}.tmp {0}",
+        seen.display()
+    );
+    let extra = json!({ "mcpServers": { "m": { "command": "sh", "args": ["-c", script] } } });
+    let sandboxed = host(extra, "", &home);
+    if !std::path::Path::new("/sys/fs/cgroup/pids/cgroup.procs").exists() {
+        return;
+    }
+    eventually("the server never ran", || seen.exists());
+    let text = std::fs::read_to_string(&seen).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("1024"), "{text}");
+    let leaf = lines.next().unwrap();
+    let pid = sandboxed.host.pid();
+    assert!(leaf.contains(&format!("/dsh-tools-{pid}/")), "{text}");
+}
