@@ -260,9 +260,9 @@ fn cpu_percent_throttles_a_bash_command_with_a_cgroup() {
     let extra = json!({ "builtins": { "bash": { "limits": { "cpuPercent": 10 } } } });
     let mut sandboxed = host(extra, "", &home);
     // One second of wall time spinning: about 0.1 s of CPU at 10 %.
-    let out = stdout(&sandboxed.bash(
-        "TIMEFORMAT='%U %S'; { time timeout 1 sh -c 'while :; do :; done'; } 2>&1",
-    ));
+    let out = stdout(
+        &sandboxed.bash("TIMEFORMAT='%U %S'; { time timeout 1 sh -c 'while :; do :; done'; } 2>&1"),
+    );
     let used: f64 = out
         .split_ascii_whitespace()
         .map(|t| t.parse::<f64>().unwrap())
@@ -293,4 +293,25 @@ fn an_mcp_servers_tree_runs_in_a_leaf_with_a_process_limit() {
     let leaf = lines.next().unwrap();
     let pid = sandboxed.host.pid();
     assert!(leaf.contains(&format!("/dsh-tools-{pid}/")), "{text}");
+}
+
+#[test]
+fn sandbox_check_names_each_familys_budgets() {
+    let check = |simulate: &str| {
+        let home = tempfile::tempdir().unwrap();
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
+            .args(["sandbox", "check", "--builtins", "bash"])
+            .env("DSH_TOOLS_SANDBOX_SIMULATE", simulate)
+            .env("HOME", home.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8(output.stdout).unwrap();
+        text.lines().last().unwrap_or_default().to_owned()
+    };
+    let cgroup = check("");
+    assert!(
+        cgroup == "budgets per run: bash cgroup-v1" || cgroup == "budgets per run: bash cgroup-v2",
+        "{cgroup}"
+    );
+    assert_eq!(check("no-cgroup"), "budgets per run: bash polled");
 }
