@@ -170,8 +170,9 @@ impl ProcessGroup {
             exceeded = over => return Err(exceeded),
         };
         // An OOM kill of one of its processes fails the tree even when the leader went
-        // on to exit.
-        if let Some(exceeded) = self.exceeded() {
+        // on to exit (a leaf's count; a polled tree is not read past its reaped anchor,
+        // whose pid the kernel may have handed on).
+        if let Some(exceeded) = self.budget.as_ref().and_then(|b| b.exceeded(None)) {
             return Err(exceeded);
         }
         self.kill();
