@@ -67,9 +67,11 @@ pub enum Exceeded {
     Pids,
 }
 
+/// This host's cgroup directories once made (`None` inside: polled).
+static ROOT: OnceLock<Option<cgroup::Root>> = OnceLock::new();
+
 /// This host's cgroup directories, made on first use (`None`: polled).
 fn root() -> Option<&'static cgroup::Root> {
-    static ROOT: OnceLock<Option<cgroup::Root>> = OnceLock::new();
     ROOT.get_or_init(|| {
         let hidden = std::env::var(super::sandbox::probe::SIMULATE_VARIABLE)
             .unwrap_or_default()
@@ -89,9 +91,10 @@ pub fn mechanism() -> Mechanism {
     }
 }
 
-/// Removes this host's cgroup directories; at exit, after the children are gone.
+/// Removes this host's cgroup directories (if it made any), killing what is left in
+/// them; at exit.
 pub fn remove_root() {
-    if let Some(root) = root() {
+    if let Some(Some(root)) = ROOT.get() {
         root.remove();
     }
 }
