@@ -263,8 +263,32 @@ fn validate_mcp_servers(config: &HostConfig) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// `builtins.bash.limits`: below these even an empty command cannot start.
+fn validate_bash_limits(config: &HostConfig) -> Result<(), ConfigError> {
+    let Some(bash) = &config.builtins.bash else {
+        return Ok(());
+    };
+    let limits = &bash.limits;
+    let checks = [
+        (limits.memory_mb >= 16, "memoryMb", "must be at least 16"),
+        (limits.pids >= 8, "pids", "must be at least 8"),
+        (
+            limits.cpu_percent != Some(0),
+            "cpuPercent",
+            "must be at least 1",
+        ),
+    ];
+    match checks.iter().find(|(ok, _, _)| !ok) {
+        Some((_, key, message)) => Err(ConfigError(format!(
+            "config.builtins.bash.limits.{key}: {message}"
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn validate(config: &HostConfig) -> Result<(), ConfigError> {
     validate_sandboxes(config)?;
+    validate_bash_limits(config)?;
     validate_spill_dir(config)?;
     validate_name_globs(config)?;
     validate_mcp_servers(config)?;
@@ -462,6 +486,22 @@ mod tests {
             (
                 json!({ "builtins": { "bash": { "cwd": ".", "sandbox": { "writableRoots": [" "] } } } }),
                 "config.builtins.bash.sandbox.writableRoots: entries must be non-empty paths",
+            ),
+            (
+                json!({ "builtins": { "bash": { "cwd": ".", "limits": { "memoryMb": 8 } } } }),
+                "config.builtins.bash.limits.memoryMb: must be at least 16",
+            ),
+            (
+                json!({ "builtins": { "bash": { "cwd": ".", "limits": { "pids": 2 } } } }),
+                "config.builtins.bash.limits.pids: must be at least 8",
+            ),
+            (
+                json!({ "builtins": { "bash": { "cwd": ".", "limits": { "cpuPercent": 0 } } } }),
+                "config.builtins.bash.limits.cpuPercent: must be at least 1",
+            ),
+            (
+                json!({ "builtins": { "bash": { "cwd": ".", "limits": { "memory": 8 } } } }),
+                "config.builtins.bash.limits.memory: unknown field `memory`, expected one of `memoryMb`, `pids`, `cpuPercent`",
             ),
             (
                 json!({ "tools": { "deferred": ["mcp__*", "[a"] } }),

@@ -115,6 +115,7 @@ fn main() -> anyhow::Result<()> {
     dsh_tools::process::no_huge_pages_for_the_host();
     let ran = run();
     dsh_tools::process::remove_scratch_root();
+    dsh_tools::process::remove_budget_root();
     match ran {
         // A reader that went away (`dsh-tools run … | head`) ends the output, as SIGPIPE
         // would end a C program: quietly, with 128 + SIGPIPE.
@@ -127,6 +128,7 @@ fn main() -> anyhow::Result<()> {
 /// tasks are never dropped: the runtime is shut down in the background).
 fn exit(code: i32) -> ! {
     dsh_tools::process::remove_scratch_root();
+    dsh_tools::process::remove_budget_root();
     std::process::exit(code)
 }
 

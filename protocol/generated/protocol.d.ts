@@ -360,7 +360,27 @@ allow: boolean,
 /**
  * The sandbox of commands, over the top-level `sandbox`.
  */
-sandbox?: SandboxConfig, };
+sandbox?: SandboxConfig, 
+/**
+ * What one command and everything it starts may use together.
+ */
+limits: BashLimits, };
+
+export type BashLimits = { 
+/**
+ * Memory in MiB, shared memory (memfd, `/dev/shm`, SysV) included (default 4096, at
+ * least 16); a command past it is killed with everything it started.
+ */
+memoryMb: number, 
+/**
+ * Processes and threads alive at once (default 4096, at least 8); a fork past it fails
+ * inside the command.
+ */
+pids: number, 
+/**
+ * CPU share in percent of one CPU (200: two CPUs; at least 1); default unlimited.
+ */
+cpuPercent?: number, };
 
 export type TransportConfig = { 
 /**
@@ -488,11 +508,17 @@ networkIsolation: NetworkIsolation,
  * Set when the kernel (or the configuration) cannot give what is asked: the family
  * refuses to start and its calls fail with this message.
  */
-unavailable?: string, };
+unavailable?: string, 
+/**
+ * How the family's process trees are budgeted (CPU time, memory, processes).
+ */
+budgets: BudgetIsolation, };
 
 export type FilesystemIsolation = "landlock" | "none";
 
 export type NetworkIsolation = "namespace" | "seccomp" | "none";
+
+export type BudgetIsolation = "cgroup-v2" | "cgroup-v1" | "polled" | "none";
 
 export type ContentBlock = TextContent | ImageContent | { type: string; [key: string]: unknown };
 

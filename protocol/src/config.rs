@@ -355,6 +355,36 @@ pub struct BashConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub sandbox: Option<SandboxConfig>,
+    /// What one command and everything it starts may use together.
+    #[serde(default)]
+    pub limits: BashLimits,
+}
+
+/// `builtins.bash.limits`: budgets of one command's whole process tree (a cgroup leaf, or
+/// the polled fallback), every field optional.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct BashLimits {
+    /// Memory in MiB, shared memory (memfd, `/dev/shm`, SysV) included (default 4096, at
+    /// least 16); a command past it is killed with everything it started.
+    pub memory_mb: u64,
+    /// Processes and threads alive at once (default 4096, at least 8); a fork past it fails
+    /// inside the command.
+    pub pids: u64,
+    /// CPU share in percent of one CPU (200: two CPUs; at least 1); default unlimited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub cpu_percent: Option<u32>,
+}
+
+impl Default for BashLimits {
+    fn default() -> Self {
+        BashLimits {
+            memory_mb: 4096,
+            pids: 4096,
+            cpu_percent: None,
+        }
+    }
 }
 
 /// `transport` section.

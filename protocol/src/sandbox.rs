@@ -106,6 +106,27 @@ pub struct FamilySandbox {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub unavailable: Option<String>,
+    /// How the family's process trees are budgeted (CPU time, memory, processes).
+    #[serde(default)]
+    pub budgets: BudgetIsolation,
+}
+
+/// How a family's budgets hold for the whole process tree of a run, not per process.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+pub enum BudgetIsolation {
+    /// A cgroup v2 leaf per tree (`cpu`, `memory`, `pids`).
+    #[serde(rename = "cgroup-v2")]
+    CgroupV2,
+    /// A leaf in each cgroup v1 hierarchy (`cpu`, `cpuacct`, `memory`, `pids`).
+    #[serde(rename = "cgroup-v1")]
+    CgroupV1,
+    /// No cgroup: the tree is read from `/proc` while it runs and killed past a budget.
+    #[serde(rename = "polled")]
+    Polled,
+    /// Not budgeted beyond per-process limits.
+    #[default]
+    #[serde(rename = "none")]
+    None,
 }
 
 /// `capabilities.sandbox` of `initialize`: the kernel's support and each family's sandbox.

@@ -90,6 +90,7 @@ pub fn definitions(
             max_output_bytes: bash::DEFAULT_OUTPUT_BYTES,
             spill: spill.clone(),
             sandbox,
+            limits: bash_config.limits.clone(),
         })?);
     }
     Ok(definitions)

@@ -3,7 +3,9 @@
 //! `capabilities.sandbox`); exit code 1 when a family would refuse to start.
 
 use dsh_tools::process::sandbox::{families, kernel_support};
-use dsh_tools_protocol::{FamilySandbox, HostConfig, NetworkIsolation, SandboxMode};
+use dsh_tools_protocol::{
+    BudgetIsolation, FamilySandbox, HostConfig, NetworkIsolation, SandboxMode,
+};
 use std::io::Write;
 
 /// Prints the report; returns the exit code.
@@ -38,8 +40,13 @@ pub fn check(config: &HostConfig, json: bool) -> anyhow::Result<i32> {
                     .iter()
                     .map(|(name, s)| (format!("MCP server \"{name}\""), s)),
             );
+        let mut budgets = Vec::new();
         for (name, sandbox) in families {
             writeln!(out, "{name}: {}", describe(sandbox))?;
+            budgets.push(format!("{name} {}", budgets_name(sandbox.budgets)));
+        }
+        if !budgets.is_empty() {
+            writeln!(out, "budgets per run: {}", budgets.join(", "))?;
         }
     }
     let refused = report
@@ -49,6 +56,16 @@ pub fn check(config: &HostConfig, json: bool) -> anyhow::Result<i32> {
         .chain(report.mcp_servers.values())
         .any(|sandbox| sandbox.unavailable.is_some());
     Ok(i32::from(refused))
+}
+
+/// How a family's process trees are budgeted, as the report names it.
+fn budgets_name(budgets: BudgetIsolation) -> &'static str {
+    match budgets {
+        BudgetIsolation::CgroupV2 => "cgroup-v2",
+        BudgetIsolation::CgroupV1 => "cgroup-v1",
+        BudgetIsolation::Polled => "polled",
+        BudgetIsolation::None => "none",
+    }
 }
 
 /// `workspace-write (Landlock), network off (namespace), writable: /w`.

@@ -1,9 +1,12 @@
 //! The child process of one MCP server: spawned in its own process group with a clean
 //! environment and its sandbox (none unless `mcpServers.<name>.sandbox` asks), its stderr
-//! forwarded to the log, and terminated as a group and reaped.
+//! forwarded to the log, and terminated as a group and reaped. Its whole tree runs in a
+//! budget leaf of its own where the host has cgroups (accounted together, killed together,
+//! at most [`MAX_PROCESSES`] processes and threads).
 
 use super::link::Link;
 use super::timing::{EXIT_ON_EOF, EXIT_ON_SIGTERM, REAP_GRACE};
+use crate::process::budget::{Budget, Limits};
 use crate::process::{ProcessGroup, Sandbox};
 use dsh_tools_protocol::McpServerConfig;
 use nix::sys::signal::Signal;
@@ -32,6 +35,10 @@ pub struct Spawned {
 /// default; `npx` and `uvx` need `HOME`, so `PATH` alone is not enough.
 const INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
+/// Processes and threads one server's tree may hold at once (its leaf's `pids.max`): room
+/// for `npx` and language runtimes, not for a fork bomb.
+pub const MAX_PROCESSES: u64 = 1024;
+
 /// Starts `config.command` in a new process group. The environment is [`INHERITED_ENV`]
 /// plus the configured `env`; stderr lines go to the log and the last one is kept for
 /// `lastError`.
@@ -58,7 +65,12 @@ pub fn spawn(
     if let Some(cwd) = &config.cwd {
         command.current_dir(cwd);
     }
-    let mut group = ProcessGroup::spawn(&mut command, &confinement)
+    let budget = Budget::new(Limits {
+        pids: Some(MAX_PROCESSES),
+        ..Limits::default()
+    })
+    .map_err(|e| format!("could not start `{program}`: {e}"))?;
+    let mut group = ProcessGroup::spawn_budgeted(&mut command, &confinement, Some(budget))
         .map_err(|e| format!("could not start `{program}`: {e}"))?;
     let child = group.child();
     let (Some(stdin), Some(stdout), Some(stderr)) =

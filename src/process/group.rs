@@ -1,5 +1,6 @@
 //! One spawned process group: spawn as leader, signal the group, reap the leader.
 
+use super::budget::{Budget, Exceeded, Tree};
 use super::sandbox::Confinement;
 use super::tether::Tether;
 use nix::sys::signal::{Signal, killpg};
@@ -20,6 +21,8 @@ pub struct ProcessGroup {
     group: Option<Pid>,
     /// Forks between the leader and the program (the tether's keepers).
     depth: usize,
+    /// The tree's budget (its leaf removed after the kill, as fields drop after `drop`).
+    budget: Option<Budget>,
 }
 
 impl ProcessGroup {
@@ -28,6 +31,24 @@ impl ProcessGroup {
     /// before exec (both after the caller's own `pre_exec`). The one way the host starts a
     /// child: every family passes its confinement here.
     pub fn spawn(command: &mut Command, confinement: &Confinement) -> io::Result<Self> {
+        Self::spawn_budgeted(command, confinement, None)
+    }
+
+    /// [`spawn`](Self::spawn) with the whole tree in `budget`: the child joins its cgroup
+    /// leaf first after fork (after the caller's own `pre_exec`, before the tether forks
+    /// the keepers and the program), so every process it ever starts is in it.
+    pub fn spawn_budgeted(
+        command: &mut Command,
+        confinement: &Confinement,
+        budget: Option<Budget>,
+    ) -> io::Result<Self> {
+        if let Some(join) = budget.as_ref().and_then(Budget::joiner) {
+            // SAFETY: the joiner makes raw open, write and close calls on paths made
+            // before fork, allocating nothing.
+            unsafe {
+                command.pre_exec(join);
+            }
+        }
         let tether = Tether::get();
         // SAFETY: the tether's child half makes async-signal-safe system calls only (prctl,
         // unshare, fork, mount, waitpid, close, read, write, _exit) on values it borrows
@@ -46,7 +67,36 @@ impl ProcessGroup {
             child,
             group,
             depth: tether.depth(),
+            budget,
         })
+    }
+
+    /// CPU time of the whole tree so far (its leaf's, or polled from `/proc`).
+    pub fn tree_cpu_time(&self) -> Option<Duration> {
+        self.budget.as_ref()?.cpu_time(self.tree())
+    }
+
+    /// Busy time of the whole tree so far (CPU time plus run-queue waits).
+    pub fn tree_busy_time(&self) -> Option<Duration> {
+        self.budget.as_ref()?.busy_time(self.tree())
+    }
+
+    /// Which budget the tree went past, if any (polled trees are read from `/proc`).
+    pub fn exceeded(&self) -> Option<Exceeded> {
+        self.budget.as_ref()?.exceeded(self.tree())
+    }
+
+    /// Where a polled budget reads the tree, while the group may hold processes.
+    fn tree(&self) -> Option<Tree> {
+        Some(Tree {
+            anchor: self.pid()?,
+            keepers: self.depth,
+        })
+    }
+
+    /// Whether [`exceeded`](Self::exceeded) must be asked while the tree runs.
+    pub fn needs_polling(&self) -> bool {
+        self.budget.as_ref().is_some_and(Budget::needs_polling)
     }
 
     /// The leader, for its pipes.
@@ -80,10 +130,13 @@ impl ProcessGroup {
         }
     }
 
-    /// SIGKILLs the whole group and forgets it.
+    /// SIGKILLs the whole group (and every process of its leaf) and forgets it.
     pub fn kill(&mut self) {
         self.signal(Signal::SIGKILL);
         self.group = None;
+        if let Some(budget) = &self.budget {
+            budget.kill();
+        }
     }
 
     /// Waits for the leader to exit, then kills what is left of its group: nothing a
@@ -92,6 +145,38 @@ impl ProcessGroup {
         let status = self.child.wait().await;
         self.kill();
         status
+    }
+
+    /// [`wait`](Self::wait), unless the tree goes past a budget first (read every
+    /// `every`): then `Err` with which, the group left running for the caller to kill.
+    pub async fn wait_within_budget(
+        &mut self,
+        every: Duration,
+    ) -> Result<io::Result<ExitStatus>, Exceeded> {
+        let (budget, tree) = (self.budget.as_ref(), self.tree());
+        let over = async {
+            match budget.filter(|b| b.needs_polling()) {
+                None => std::future::pending().await,
+                Some(budget) => loop {
+                    tokio::time::sleep(every).await;
+                    if let Some(exceeded) = budget.exceeded(tree) {
+                        return exceeded;
+                    }
+                },
+            }
+        };
+        let status = tokio::select! {
+            status = self.child.wait() => status,
+            exceeded = over => return Err(exceeded),
+        };
+        // An OOM kill of one of its processes fails the tree even when the leader went
+        // on to exit (a leaf's count; a polled tree is not read past its reaped anchor,
+        // whose pid the kernel may have handed on).
+        if let Some(exceeded) = self.budget.as_ref().and_then(|b| b.exceeded(None)) {
+            return Err(exceeded);
+        }
+        self.kill();
+        Ok(status)
     }
 
     /// [`wait`](Self::wait), for at most `grace`; `None` if the leader is still running.

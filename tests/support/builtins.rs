@@ -31,6 +31,7 @@ impl Workspace {
                 cwd: root.to_owned(),
                 allow: true,
                 sandbox: None,
+                limits: Default::default(),
             }),
         })
     }

@@ -15,13 +15,14 @@ use crate::builtins::cards::{parse, success_meta};
 use crate::builtins::typed::{self, TextRenderer};
 use crate::cards::{TerminalCallView, TerminalResultView, ToolCallView, ToolResultView};
 use crate::process::Sandbox;
+use crate::process::budget::Exceeded;
 use crate::spill::SpillStore;
 use crate::spill::preview::READ_MORE;
 use crate::tool::{CardMeta, DurableResult, ToolCards};
 use crate::tool::{
     Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
 };
-use dsh_tools_protocol::SandboxMode;
+use dsh_tools_protocol::{BashLimits, SandboxMode};
 use run::{Ending, Keep};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -49,6 +50,9 @@ pub struct BashSettings {
     pub spill: Arc<SpillStore>,
     /// The sandbox of every call (unless one's escalation was approved).
     pub sandbox: Sandbox,
+    /// What one command's whole process tree may use (`builtins.bash.limits`; escalated
+    /// calls too: budgets are not the sandbox).
+    pub limits: BashLimits,
 }
 
 impl BashSettings {
@@ -217,7 +221,10 @@ async fn bash(
     let run = run::run(
         &args.command,
         &settings.cwd,
-        timeout,
+        run::Bounds {
+            timeout,
+            limits: &settings.limits,
+        },
         &ctx.signal,
         &ctx.progress,
         &settings.keep(),
@@ -269,6 +276,26 @@ async fn bash(
             Err(ToolError::new(message))
         }
         Ending::Aborted => Err(typed::aborted()),
+        Ending::Exceeded(exceeded) => {
+            let captured = output.combined();
+            let mut message = match exceeded {
+                Exceeded::Memory => format!(
+                    "command killed: it and the processes it started went past the memory \
+                     limit of {} MiB (builtins.bash.limits.memoryMb)",
+                    settings.limits.memory_mb
+                ),
+                Exceeded::Pids => format!(
+                    "command killed: it started more than {} processes at once \
+                     (builtins.bash.limits.pids)",
+                    settings.limits.pids
+                ),
+            };
+            if !captured.is_empty() {
+                message.push_str("\nOutput before it was killed:\n");
+                message.push_str(&captured);
+            }
+            Err(ToolError::new(message))
+        }
     }
 }
 

@@ -1,13 +1,16 @@
 //! Running one command in its own process group: output captured within a budget, and the
 //! whole group killed (and the shell reaped) when the command exits, times out or the call
 //! is cancelled — background jobs never outlive the call. A sandboxed command gets a fresh
-//! scratch dir as `$TMPDIR` (writable, removed afterwards).
+//! scratch dir as `$TMPDIR` (writable, removed afterwards). The whole tree runs in its own
+//! budget (`builtins.bash.limits`): past its memory it is killed whole.
 
 use super::live::{LiveOutput, READ_BYTES};
 use super::spool::{Spool, Spooled};
+use crate::process::budget::{Budget, Exceeded, Limits};
 use crate::process::{ProcessGroup, Sandbox, Scratch};
 use crate::spill::SpillStore;
 use crate::tool::{OutputStream, Progress, Signal, ToolError};
+use dsh_tools_protocol::BashLimits;
 use nix::sys::signal::Signal as UnixSignal;
 use parking_lot::Mutex;
 use std::ffi::OsString;
@@ -29,6 +32,9 @@ const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 const DRAIN_GRACE: Duration = Duration::from_secs(1);
 /// How long a SIGKILLed shell may take to be reaped (longer only in an uninterruptible wait).
 const REAP_GRACE: Duration = Duration::from_secs(5);
+/// How often a running command's budget is read: a leaf's OOM count, or a polled tree's
+/// memory and processes (which may grow past the limit between two readings).
+const BUDGET_CHECK: Duration = Duration::from_millis(100);
 
 /// How the command ended.
 #[derive(Debug)]
@@ -39,6 +45,8 @@ pub enum Ending {
     TimedOut,
     /// The call's signal fired.
     Aborted,
+    /// The command's tree went past a budget and was killed.
+    Exceeded(Exceeded),
 }
 
 /// A finished run.
@@ -65,17 +73,26 @@ pub struct Keep {
     pub preview: usize,
 }
 
-/// Runs `bash -c command` in `cwd` with a scrubbed environment, confined by `sandbox`,
-/// reporting its output live to `progress` as it arrives.
+/// What ends a command early besides its end and its signal.
+pub struct Bounds<'a> {
+    /// The per-call deadline.
+    pub timeout: Duration,
+    /// Its whole tree's budgets.
+    pub limits: &'a BashLimits,
+}
+
+/// Runs `bash -c command` in `cwd` with a scrubbed environment, confined by `sandbox` and
+/// within `bounds`, reporting its output live to `progress` as it arrives.
 pub async fn run(
     command: &str,
     cwd: &Path,
-    timeout: Duration,
+    bounds: Bounds<'_>,
     signal: &Signal,
     progress: &Progress,
     keep: &Keep,
     sandbox: &Sandbox,
 ) -> Result<Run, ToolError> {
+    let Bounds { timeout, limits } = bounds;
     let mut shell = tokio::process::Command::new("bash");
     shell
         .arg("-c")
@@ -98,7 +115,13 @@ pub async fn run(
     let confinement = sandbox
         .confine(scratch.as_ref().map(Scratch::path))
         .map_err(|e| ToolError::new(format!("cannot sandbox bash: {e}")))?;
-    let mut group = ProcessGroup::spawn(&mut shell, &confinement)
+    let budget = Budget::new(Limits {
+        memory_bytes: Some(limits.memory_mb.saturating_mul(1024 * 1024)),
+        pids: Some(limits.pids),
+        cpu_percent: limits.cpu_percent,
+    })
+    .map_err(|e| ToolError::new(format!("cannot budget bash: {e}")))?;
+    let mut group = ProcessGroup::spawn_budgeted(&mut shell, &confinement, Some(budget))
         .map_err(|e| ToolError::new(format!("cannot start bash: {e}")))?;
     let stdout = capture(
         group.child().stdout.take(),
@@ -111,9 +134,12 @@ pub async fn run(
         LiveOutput::new(progress.clone(), OutputStream::Stderr),
     );
     let ending = tokio::select! {
-        status = group.wait() => Ending::Exited(
-            status.map_err(|e| ToolError::new(format!("cannot wait for bash: {e}")))?,
-        ),
+        status = group.wait_within_budget(BUDGET_CHECK) => match status {
+            Ok(status) => Ending::Exited(
+                status.map_err(|e| ToolError::new(format!("cannot wait for bash: {e}")))?,
+            ),
+            Err(exceeded) => Ending::Exceeded(exceeded),
+        },
         () = signal.aborted() => Ending::Aborted,
         () = tokio::time::sleep(timeout) => Ending::TimedOut,
     };

@@ -5,8 +5,10 @@
 
 use super::plan::{Family, Sandbox};
 use super::policy::SandboxPolicy;
+use crate::process::budget::Mechanism;
 use dsh_tools_protocol::{
-    HostConfig, McpServerConfig, SandboxConfig, SandboxReport, SandboxSupport,
+    BudgetIsolation, FamilySandbox, HostConfig, McpServerConfig, SandboxConfig, SandboxReport,
+    SandboxSupport,
 };
 use std::path::{Path, PathBuf};
 
@@ -66,6 +68,17 @@ pub fn mcp_server(
     Sandbox::check(family, &SandboxPolicy::resolve(global, Some(own)), support)
 }
 
+/// `report` with how the family's trees are budgeted: `bash` and Python by the host's
+/// mechanism (a cgroup leaf, or polled); an MCP server, which nothing polls, only by a leaf.
+fn budgeted(mut report: FamilySandbox, polled_too: bool) -> FamilySandbox {
+    let mechanism = crate::process::budget::mechanism();
+    report.budgets = match mechanism {
+        Mechanism::Polled if !polled_too => BudgetIsolation::None,
+        mechanism => mechanism.isolation(),
+    };
+    report
+}
+
 /// Every configured family's sandbox: `bash` when it is registered (with a usable `cwd`),
 /// Python when it is loaded, and each enabled spawned MCP server.
 pub fn report(config: &HostConfig, support: &SandboxSupport) -> SandboxReport {
@@ -77,12 +90,18 @@ pub fn report(config: &HostConfig, support: &SandboxSupport) -> SandboxReport {
         .filter(|bash| bash.allow)
         .and_then(|bash| {
             let cwd = std::fs::canonicalize(&bash.cwd).ok()?;
-            Some(self::bash(global, bash.sandbox.as_ref(), &cwd, support).report())
+            let sandbox = self::bash(global, bash.sandbox.as_ref(), &cwd, support);
+            Some(budgeted(sandbox.report(), true))
         });
     let runtime = &config.code_runtime;
     let python_sandbox = runtime
         .loads(dsh_tools_protocol::CodeLanguage::Python)
-        .then(|| python(global, runtime.sandbox.as_ref(), support).report());
+        .then(|| {
+            budgeted(
+                python(global, runtime.sandbox.as_ref(), support).report(),
+                true,
+            )
+        });
     let mcp_servers = config
         .mcp_servers
         .iter()
@@ -90,7 +109,7 @@ pub fn report(config: &HostConfig, support: &SandboxSupport) -> SandboxReport {
         .filter(|(_, server)| server.enabled && server.url.is_none())
         .map(|(name, server)| {
             let sandbox = mcp_server(global, name, server, support);
-            (name.clone(), sandbox.report())
+            (name.clone(), budgeted(sandbox.report(), false))
         })
         .collect();
     SandboxReport {

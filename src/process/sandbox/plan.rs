@@ -198,6 +198,7 @@ impl Sandbox {
             },
             network_isolation: self.network_isolation,
             unavailable: self.unavailable.clone(),
+            budgets: dsh_tools_protocol::BudgetIsolation::None,
         }
     }
 }

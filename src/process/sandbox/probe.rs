@@ -3,7 +3,7 @@
 //! whether children get their own PID namespace (the tether's probe).
 //!
 //! `DSH_TOOLS_SANDBOX_SIMULATE` (a comma list of `no-landlock`, `no-userns`, `no-seccomp`,
-//! `no-pidns`)
+//! `no-pidns`, `no-cgroup`)
 //! makes the probe report less than the kernel has, never more: it is how the fail-closed
 //! and fallback paths are exercised on a kernel that has everything.
 
@@ -33,6 +33,8 @@ pub fn hide(mut support: SandboxSupport, simulated: &str) -> SandboxSupport {
             "no-userns" => support.user_namespaces = false,
             "no-seccomp" => support.seccomp = false,
             crate::process::tether::NO_PID_NAMESPACE => support.pid_namespaces = false,
+            // Read by the budgets (`process::budget`), which fall back to polling.
+            crate::process::budget::NO_CGROUP => {}
             "" => {}
             other => tracing::warn!("{SIMULATE_VARIABLE}: unknown feature {other:?} ignored"),
         }

@@ -1,6 +1,7 @@
 //! One run on one interpreter: sends the program, serves its binding calls through the
 //! [`BindingHost`](crate::runtime::BindingHost), keeps its logs under the output cap, meters
-//! its CPU time and wall time, and kills its process group however the run ends.
+//! the CPU time of its whole process tree (its budget leaf, or polled) and its wall time,
+//! ends it whole when a budget is past, and kills its process group however the run ends.
 
 use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
@@ -12,7 +13,8 @@ use tokio_util::sync::CancellationToken;
 use super::frames::{self, ChildFrame};
 use super::meter::busy_time;
 use super::spawn::Interpreter;
-use super::timing::{MIN_CHECK_INTERVAL, REAP_GRACE};
+use super::timing::{MAX_CHECK_INTERVAL, MIN_CHECK_INTERVAL, REAP_GRACE};
+use crate::process::budget::Exceeded;
 use crate::runtime::contract::{FailureKind, LogStream, RunFailure, RunOutcome, RunRequest};
 use crate::runtime::control::StopReason;
 use crate::runtime::held::{Holding, RECHECK};
@@ -28,6 +30,8 @@ enum End {
     Stopped(StopReason),
     /// The frame stream closed (or broke) without an answer.
     Vanished(Option<String>),
+    /// The tree went past its memory or process budget.
+    Exceeded(Exceeded),
 }
 
 /// Runs `request` on `interpreter` (which is consumed: it serves exactly one run).
@@ -47,6 +51,8 @@ pub(super) async fn drive(
     let started = Instant::now();
     let pid = interpreter.pid;
     let baseline = busy_time(pid).unwrap_or_default();
+    // What the interpreter's tree spent booting, which the run does not pay for.
+    let tree_baseline = interpreter.process.tree_busy_time().unwrap_or_default();
     let compute = Duration::from_millis(limits.compute_ms);
     let wall_deadline = started + Duration::from_millis(limits.max_wall_ms);
     // RLIMIT_CPU backstop: the budget rounded up, plus the startup already spent and a second.
@@ -82,13 +88,27 @@ pub(super) async fn drive(
             break End::Stopped(StopReason::WallBudget);
         }
         if now >= next_check {
-            let spent = busy_time(pid).unwrap_or(baseline).saturating_sub(baseline);
+            // Busy time (on a CPU or waiting for one, so a loaded machine does not
+            // stretch the budget) of the interpreter, or of its whole tree, forked
+            // processes included, whichever is more.
+            let own = busy_time(pid).unwrap_or(baseline).saturating_sub(baseline);
+            let tree = interpreter
+                .process
+                .tree_busy_time()
+                .unwrap_or(tree_baseline)
+                .saturating_sub(tree_baseline);
+            let spent = own.max(tree);
             if spent >= compute {
                 break End::Stopped(StopReason::ComputeBudget);
             }
+            if let Some(exceeded) = interpreter.process.exceeded() {
+                break End::Exceeded(exceeded);
+            }
             // Busy time grows no faster than wall time per thread; a second thread may
-            // double it, so checks come at least twice per remaining budget.
-            next_check = now + (compute.saturating_sub(spent) / 2).max(MIN_CHECK_INTERVAL);
+            // double it, so checks come at least twice per remaining budget; forked
+            // processes may use every CPU, and memory is read at least this often.
+            next_check = now
+                + (compute.saturating_sub(spent) / 2).clamp(MIN_CHECK_INTERVAL, MAX_CHECK_INTERVAL);
         }
         let held_back = holding.must_wait() || host.behind();
         let wake = if held_back {
@@ -125,10 +145,26 @@ pub(super) async fn drive(
             () = tokio::time::sleep_until(wake.into()) => {}
         }
     };
+    // An OOM kill in the tree (of a forked child, say) fails the run even when the
+    // interpreter went on to answer.
+    let end = match (end, interpreter.process.exceeded()) {
+        (End::Answered(_) | End::Vanished(_), Some(exceeded)) => End::Exceeded(exceeded),
+        (end, _) => end,
+    };
     interpreter.process.kill();
     drop(calls);
     let status = interpreter.process.kill_and_reap(REAP_GRACE).await;
     match end {
+        End::Exceeded(Exceeded::Memory) => {
+            verdict::within_cap(Err(heap_exceeded(max_heap_mb)), output)
+        }
+        End::Exceeded(Exceeded::Pids) => verdict::within_cap(
+            Err(RunFailure::new(
+                FailureKind::WorkerExit,
+                "process limit of the run exceeded",
+            )),
+            output,
+        ),
         End::Answered(answer) if answer == "m" => {
             verdict::within_cap(Err(heap_exceeded(max_heap_mb)), output)
         }

@@ -13,6 +13,7 @@ use nix::sys::resource::{Resource, setrlimit};
 use tokio::net::unix::pipe;
 use tokio::process::Command;
 
+use crate::process::budget::{Budget, Limits};
 use crate::process::{ProcessGroup, Sandbox, Scratch};
 
 /// The isolate-side half of the runtime, run with `-c`.
@@ -21,6 +22,10 @@ const BOOTSTRAP: &str = include_str!("bootstrap.py");
 /// Processes a program may fork beyond what its user already runs (RLIMIT_NPROC; root is
 /// exempt from it, the process-group kill is not), the tether's two keepers included.
 const SPARE_PROCESSES: u64 = 34;
+
+/// Processes and threads an interpreter's whole tree may hold at once (its leaf's
+/// `pids.max`; the one bound that holds for root, whom RLIMIT_NPROC exempts).
+const TREE_PROCESSES: u64 = 1024;
 
 /// A started interpreter waiting for its program, and everything that must go with it.
 pub(super) struct Interpreter {
@@ -80,8 +85,10 @@ pub(super) fn find_interpreter(name: &str) -> Result<PathBuf, String> {
     })
 }
 
-/// Starts an interpreter whose address space is capped at `max_heap_mb` MiB, confined by
-/// `sandbox` with its scratch dir writable.
+/// Starts an interpreter whose address space is capped at `max_heap_mb` MiB (each process,
+/// RLIMIT_AS) and whose whole tree's memory, shared memory included, is capped at the same
+/// (its own budget leaf: one interpreter serves one run), confined by `sandbox` with its
+/// scratch dir writable.
 pub(super) fn spawn(
     interpreter: &Path,
     max_heap_mb: u64,
@@ -124,9 +131,16 @@ pub(super) fn spawn(
             Ok(())
         });
     }
+    let budget = Budget::new(Limits {
+        memory_bytes: Some(address_space),
+        pids: Some(TREE_PROCESSES),
+        cpu_percent: None,
+    })?;
     let spawned = sandbox
         .confine(Some(scratch.path()))
-        .and_then(|confinement| ProcessGroup::spawn(&mut command, &confinement));
+        .and_then(|confinement| {
+            ProcessGroup::spawn_budgeted(&mut command, &confinement, Some(budget))
+        });
     drop((child_reads, child_writes));
     let process = spawned?;
     let pid = process

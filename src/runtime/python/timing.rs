@@ -17,6 +17,11 @@ pub(super) const BOOT_GUARD: Duration = Duration::from_secs(30);
 /// `/proc/<pid>/task/*/schedstat`, so a nearly spent budget must not be polled in a spin.
 pub(super) const MIN_CHECK_INTERVAL: Duration = Duration::from_millis(10);
 
+/// Longest pause between checks of a run's tree (CPU time and memory): its forked
+/// processes may spend every CPU between two checks, and a polled tree (no cgroup) is only
+/// stopped at a check when it went past its memory.
+pub(super) const MAX_CHECK_INTERVAL: Duration = Duration::from_millis(50);
+
 /// How long a killed interpreter may take to be reaped before the run answers without its
 /// exit status: a SIGKILLed process goes at once unless it is in an uninterruptible wait,
 /// and the run's answer must not wait on that.

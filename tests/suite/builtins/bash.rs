@@ -131,6 +131,7 @@ async fn output_keeps_head_and_tail_within_the_cap_with_spilling_off() {
             cwd: root.to_owned(),
             allow: true,
             sandbox: None,
+            limits: Default::default(),
         }),
     });
     let result = workspace
@@ -207,6 +208,7 @@ async fn the_pipeline_deadline_kills_the_whole_process_group() {
             cwd: root.to_owned(),
             allow: true,
             sandbox: None,
+            limits: Default::default(),
         }),
     });
     let arguments = json!({ "command": nested_sleeper("1000.3") });
@@ -254,6 +256,7 @@ async fn refuses_out_of_range_timeouts_and_stays_off_when_not_allowed() {
             cwd: root.to_owned(),
             allow: false,
             sandbox: None,
+            limits: Default::default(),
         }),
     });
     let result = denied.call("bash", json!({ "command": "true" })).await;
