@@ -3,7 +3,9 @@
 //! `capabilities.sandbox`); exit code 1 when a family would refuse to start.
 
 use dsh_tools::process::sandbox::{families, kernel_support};
-use dsh_tools_protocol::{FamilySandbox, HostConfig, NetworkIsolation, SandboxMode};
+use dsh_tools_protocol::{
+    FamilySandbox, FilesystemIsolation, HostConfig, NetworkIsolation, SandboxMode,
+};
 use std::io::Write;
 
 /// Prints the report; returns the exit code.
@@ -66,10 +68,14 @@ fn describe(sandbox: &FamilySandbox) -> String {
         NetworkIsolation::Seccomp => "network off (seccomp socket filter)",
         NetworkIsolation::None => "network on",
     };
+    let filesystem = match sandbox.filesystem {
+        FilesystemIsolation::View => "private view + Landlock",
+        FilesystemIsolation::Landlock | FilesystemIsolation::None => "Landlock",
+    };
     let mut writable = sandbox.writable_roots.clone();
     writable.push("its scratch dir".to_owned());
     format!(
-        "{mode} (Landlock), {network}, writable: {}",
+        "{mode} ({filesystem}), {network}, writable: {}",
         writable.join(", ")
     )
 }
