@@ -166,15 +166,17 @@ mod tests {
             ..SandboxConfig::default()
         };
         let policy = SandboxPolicy::resolve(&global, Some(&family));
-        let mut expected: Vec<PathBuf> =
-            DEFAULT_DENY_READ.iter().map(|e| home.join(e)).collect();
+        let mut expected: Vec<PathBuf> = DEFAULT_DENY_READ.iter().map(|e| home.join(e)).collect();
         expected.extend([
             home.join("secret"),
             PathBuf::from("/etc/shadow"),
             PathBuf::from("/srv/keys"),
         ]);
         assert_eq!(policy.deny_read, expected);
-        assert_eq!(policy.allow_unix_sockets, vec![PathBuf::from("/run/a.sock")]);
+        assert_eq!(
+            policy.allow_unix_sockets,
+            vec![PathBuf::from("/run/a.sock")]
+        );
         let own = SandboxConfig {
             allow_unix_sockets: Some(vec![]),
             ..SandboxConfig::default()

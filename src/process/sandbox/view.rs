@@ -289,7 +289,12 @@ fn open_tree(path: &CStr, flags: libc::c_uint) -> io::Result<libc::c_int> {
     libc::c_int::try_from(fd).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))
 }
 
-fn set_attributes(dirfd: libc::c_int, path: &CStr, flags: libc::c_uint, set: u64) -> io::Result<()> {
+fn set_attributes(
+    dirfd: libc::c_int,
+    path: &CStr,
+    flags: libc::c_uint,
+    set: u64,
+) -> io::Result<()> {
     let attributes = MountAttr {
         attr_set: set,
         attr_clr: 0,

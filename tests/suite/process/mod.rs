@@ -5,3 +5,4 @@
 mod sandbox;
 mod scratch;
 mod tether;
+mod view;
