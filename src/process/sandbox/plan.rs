@@ -228,7 +228,17 @@ impl Sandbox {
         } else {
             None
         };
-        let ruleset = landlock::ruleset(self.landlock_abi, &writable)?;
+        // The view masks `denyRead` in namespace mode; the fallback leaves it out of the
+        // Landlock read rules instead.
+        let denied: Vec<PathBuf> = if self.namespaces {
+            Vec::new()
+        } else {
+            self.deny_read
+                .iter()
+                .filter_map(|path| std::fs::canonicalize(path).ok())
+                .collect()
+        };
+        let ruleset = landlock::ruleset(self.landlock_abi, &writable, &denied)?;
         let seccomp = match self.network_isolation {
             NetworkIsolation::Seccomp => Some(seccomp::socket_filter()?),
             NetworkIsolation::Namespace | NetworkIsolation::None => None,
@@ -293,6 +303,47 @@ mod tests {
             deny_read: Vec::new(),
             allow_unix_sockets: Vec::new(),
         }
+    }
+
+    #[test]
+    fn allowed_sockets_must_be_sockets_and_need_namespace_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("s.sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let file = dir.path().join("plain");
+        std::fs::write(&file, "x").unwrap();
+        let mut asking = policy(SandboxMode::WorkspaceWrite, false);
+        asking.allow_unix_sockets = vec![socket.clone()];
+        let sandbox = Sandbox::check(family(None), &asking, &FULL);
+        assert_eq!(sandbox.unavailable(), None);
+        let report = sandbox.report();
+        assert_eq!(report.filesystem, FilesystemIsolation::View);
+        let canonical = socket.canonicalize().unwrap().display().to_string();
+        assert_eq!(report.allow_unix_sockets, vec![canonical]);
+        asking.allow_unix_sockets = vec![file];
+        let message = Sandbox::check(family(None), &asking, &FULL)
+            .unavailable()
+            .map(str::to_owned)
+            .unwrap_or_default();
+        assert!(message.contains("not a UNIX socket file"), "{message}");
+        let no_userns = SandboxSupport {
+            user_namespaces: false,
+            ..FULL
+        };
+        asking.allow_unix_sockets = vec![socket];
+        let fallback = Sandbox::check(family(None), &asking, &no_userns);
+        let message = fallback.unavailable().unwrap_or_default();
+        assert!(
+            message.starts_with("bash is unavailable: builtins.bash.sandbox.allowUnixSockets"),
+            "{message}"
+        );
+        assert!(fallback.confine(None).is_err());
+        let plain = Sandbox::check(
+            family(None),
+            &policy(SandboxMode::ReadOnly, false),
+            &no_userns,
+        );
+        assert_eq!(plain.report().filesystem, FilesystemIsolation::Landlock);
     }
 
     #[test]

@@ -209,14 +209,16 @@ impl View {
             } else {
                 file_fds.next().map(|fd| fd.load(Ordering::Relaxed))
             };
-            if !exists(&mask.path) {
+            match (exists(&mask.path), fd) {
                 // Under a covered directory: already out of sight.
-                fd.map(close);
-            } else if let Some(fd) = fd {
-                attach(fd, &mask.path)?;
-            } else {
-                let flags = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-                tmpfs(&mask.path, flags, c"mode=000,size=4k")?;
+                (false, Some(fd)) => close(fd),
+                (false, None) => {}
+                (true, Some(fd)) => attach(fd, &mask.path)?,
+                (true, None) => {
+                    let flags =
+                        libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+                    tmpfs(&mask.path, flags, c"mode=000,size=4k")?;
+                }
             }
         }
         // SAFETY: `cwd` holds the NUL-terminated path getcwd wrote.
@@ -380,4 +382,47 @@ fn make(path: &CStr, dir: bool) -> io::Result<()> {
 /// Whether `path` is a UNIX socket file (what `allowUnixSockets` entries must be).
 pub(super) fn is_socket(path: &Path) -> io::Result<bool> {
     Ok(std::fs::metadata(path)?.file_type().is_socket())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plan_grafts_shallowest_first_with_their_ancestors_and_masks_what_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let (root, nested) = (base.join("w"), base.join("w/deeper/x"));
+        std::fs::create_dir_all(&nested).unwrap();
+        std::fs::write(base.join("secret"), "x").unwrap();
+        let denied = [base.join("secret"), base.join("w"), base.join("missing")];
+        let view = View::plan(&[nested.clone(), root.clone()], &[], &[], &denied).unwrap();
+        let paths: Vec<_> = view.grafts.iter().map(|g| g.path.clone()).collect();
+        let (outer, inner) = (c_path(&root).unwrap(), c_path(&nested).unwrap());
+        let at = |path: &CString| paths.iter().position(|p| p == path).unwrap();
+        assert!(at(&outer) < at(&inner), "{paths:?}");
+        let first = &view.grafts[at(&outer)];
+        assert!(first.dir && !first.read_only);
+        assert_eq!(
+            first.ancestors.first(),
+            Some(&c_path(Path::new("/tmp")).unwrap())
+        );
+        assert_eq!(first.ancestors.last(), Some(&c_path(&base).unwrap()));
+        let masks: Vec<_> = view.masks.iter().map(|m| (m.path.clone(), m.dir)).collect();
+        assert_eq!(
+            masks,
+            vec![
+                (c_path(&denied[0]).unwrap(), false),
+                (c_path(&root).unwrap(), true)
+            ]
+        );
+        // One descriptor per graft (devices included) and per file mask.
+        assert_eq!(view.fds.len(), view.grafts.len() + 1);
+        assert!(
+            view.grafts
+                .iter()
+                .any(|g| g.path.as_bytes() == b"/dev/null")
+        );
+    }
 }

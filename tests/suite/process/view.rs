@@ -404,3 +404,39 @@ fn deny_read_masks_the_defaults_and_the_users_entries_inside_a_writable_root_too
         "the mask over a file of the workspace let a write through"
     );
 }
+
+#[test]
+fn the_seccomp_fallback_leaves_deny_read_out_of_the_landlock_read_rules() {
+    let home = visible_tempdir();
+    let home_path = home.path().canonicalize().unwrap();
+    std::fs::create_dir_all(home_path.join(".ssh")).unwrap();
+    std::fs::write(home_path.join(".ssh/id_ed25519"), "secret-key").unwrap();
+    std::fs::write(home_path.join(".netrc"), "secret-netrc").unwrap();
+    std::fs::write(home_path.join("notes.txt"), "public").unwrap();
+    let home_env = home_path.display().to_string();
+    let env = [
+        ("DSH_TOOLS_SANDBOX_SIMULATE", "no-userns"),
+        ("HOME", home_env.as_str()),
+    ];
+    let mut sandboxed = Sandboxed::start(json!({}), &env, false);
+    assert_eq!(sandboxed.report()["bash"]["filesystem"], "landlock");
+    let out = stdout(&sandboxed.bash(&format!(
+        "cat {h}/.ssh/id_ed25519 {h}/.netrc 2>&1; cat {h}/notes.txt",
+        h = home_env
+    )));
+    assert!(!out.contains("secret"), "{out}");
+    assert!(
+        out.contains("Permission denied") && out.ends_with("public"),
+        "{out}"
+    );
+    let code = format!(
+        "try:\n    open({key:?}).read()\n    leaked = True\nexcept OSError:\n    leaked = False\n\
+         return [leaked, open({notes:?}).read()]",
+        key = format!("{home_env}/.ssh/id_ed25519"),
+        notes = format!("{home_env}/notes.txt"),
+    );
+    assert_eq!(
+        python_result(&sandboxed.python(&code)),
+        json!([false, "public"])
+    );
+}
