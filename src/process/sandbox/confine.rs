@@ -39,6 +39,8 @@ struct Prepared {
     ruleset: OwnedFd,
     /// The socket filter when seccomp, not a namespace, refuses the network.
     seccomp: Option<Arc<BpfProgram>>,
+    /// Read rights the child grants its own `/proc` in the ruleset, when `/` is not granted.
+    proc_read: Option<u64>,
 }
 
 /// What namespace mode unshares and builds.
@@ -72,12 +74,13 @@ impl Confinement {
         Confinement::default()
     }
 
-    /// A confinement applying `namespace` (namespace mode), `ruleset`, and `seccomp` when
-    /// given.
+    /// A confinement applying `namespace` (namespace mode), `ruleset` (with `proc_read` on
+    /// the child's `/proc` when given), and `seccomp` when given.
     pub(super) fn new(
         ruleset: OwnedFd,
         namespace: Option<Namespaces>,
         seccomp: Option<Arc<BpfProgram>>,
+        proc_read: Option<u64>,
     ) -> io::Result<Self> {
         let ruleset = above_reserved(ruleset)?;
         Ok(Confinement {
@@ -85,6 +88,7 @@ impl Confinement {
                 namespace,
                 ruleset,
                 seccomp,
+                proc_read,
             })),
         })
     }
@@ -136,6 +140,9 @@ fn apply(prepared: &Prepared) -> io::Result<()> {
         // Never run without the view: an error here fails the spawn.
         namespace.view.build()?;
     }
+    if let Some(access) = prepared.proc_read {
+        grant_proc(prepared.ruleset.as_raw_fd(), access)?;
+    }
     // SAFETY: PR_SET_NO_NEW_PRIVS takes integers only.
     check(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) })?;
     // SAFETY: the fd is the open ruleset owned by `prepared`; flags 0.
@@ -153,6 +160,48 @@ fn apply(prepared: &Prepared) -> io::Result<()> {
         // prctl and seccomp(2) on a borrowed slice; its errors carry no allocation we
         // keep: the errno they leave is what is reported.
         seccompiler::apply_filter(program).map_err(|_| io::Error::last_os_error())?;
+    }
+    Ok(())
+}
+
+/// `struct landlock_path_beneath_attr` (packed).
+#[repr(C, packed)]
+struct PathBeneath {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// Adds a rule granting `access` beneath this child's `/proc` to `ruleset`.
+fn grant_proc(ruleset: libc::c_int, access: u64) -> io::Result<()> {
+    /// `LANDLOCK_RULE_PATH_BENEATH`.
+    const PATH_BENEATH: libc::c_int = 1;
+    // SAFETY: a NUL-terminated literal; O_PATH opens nothing but a reference.
+    let proc = unsafe {
+        libc::open(
+            c"/proc".as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    check(proc)?;
+    let rule = PathBeneath {
+        allowed_access: access,
+        parent_fd: proc,
+    };
+    // SAFETY: a live, packed attribute struct and the open ruleset fd; flags 0.
+    let added = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset,
+            PATH_BENEATH,
+            &rule as *const PathBeneath,
+            0u32,
+        )
+    };
+    let error = io::Error::last_os_error();
+    // SAFETY: `proc` was opened above and is closed once.
+    unsafe { libc::close(proc) };
+    if added != 0 {
+        return Err(error);
     }
     Ok(())
 }

@@ -67,6 +67,14 @@ pub fn ruleset(kernel: u32, writable: &[PathBuf], denied: &[PathBuf]) -> io::Res
         .ok_or_else(|| io::Error::other("the Landlock ruleset has no file descriptor"))
 }
 
+/// The read rights of [`ruleset`] as the kernel's bits, for the rule the child adds on its
+/// own `/proc` when `/` itself is not granted (see [`readable`]): that `/proc` is mounted
+/// by the tether's init after the parent built the ruleset, so no rule of the parent
+/// names it.
+pub fn read_bits(kernel: u32) -> u64 {
+    target(kernel).map_or(0, |abi| AccessFs::from_read(abi).bits())
+}
+
 /// What may be read when `denied` may not, as Landlock (which only grants, beneath a path)
 /// can say it: read rights on `/` when nothing is denied; else on every entry along the way
 /// to each denied path but the denied one (symbolic links left out: their targets are

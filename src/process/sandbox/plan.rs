@@ -239,11 +239,12 @@ impl Sandbox {
                 .collect()
         };
         let ruleset = landlock::ruleset(self.landlock_abi, &writable, &denied)?;
+        let proc_read = (!denied.is_empty()).then(|| landlock::read_bits(self.landlock_abi));
         let seccomp = match self.network_isolation {
             NetworkIsolation::Seccomp => Some(seccomp::socket_filter()?),
             NetworkIsolation::Namespace | NetworkIsolation::None => None,
         };
-        Confinement::new(ruleset, namespace, seccomp)
+        Confinement::new(ruleset, namespace, seccomp, proc_read)
     }
 
     /// The effective sandbox as `initialize` and `dsh-tools sandbox check` report it.

@@ -421,7 +421,8 @@ fn the_seccomp_fallback_leaves_deny_read_out_of_the_landlock_read_rules() {
     let mut sandboxed = Sandboxed::start(json!({}), &env, false);
     assert_eq!(sandboxed.report()["bash"]["filesystem"], "landlock");
     let out = stdout(&sandboxed.bash(&format!(
-        "cat {h}/.ssh/id_ed25519 {h}/.netrc 2>&1; cat {h}/notes.txt",
+        "cat {h}/.ssh/id_ed25519 {h}/.netrc 2>&1; cat {h}/notes.txt; echo; \
+         grep -c NoNewPrivs /proc/self/status",
         h = home_env
     )));
     assert!(!out.contains("secret"), "{out}");
