@@ -22,11 +22,17 @@ fn serving(sandbox: Option<Value>) -> Sandboxed {
         false,
     );
     // Each registration change is announced; the server's tools come with one of them.
+    // (Its state turns `running` just after that announcement, so the tools are what is
+    // waited for, not the state.)
     loop {
         let status = sandboxed.host.request("mcp/status", json!({}));
         let state = status["result"][0]["state"].clone();
         assert!(state == "starting" || state == "running", "{status}");
-        if state == "running" {
+        let schemas = sandboxed.host.request("tools/schemas", json!({}));
+        if schemas["result"]
+            .to_string()
+            .contains("mcp__fs__write_file")
+        {
             return sandboxed;
         }
         sandboxed.host.next_with_method("tools/listChanged");
