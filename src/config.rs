@@ -115,6 +115,8 @@ fn validate_sandboxes(config: &HostConfig) -> Result<(), ConfigError> {
         for (name, roots) in [
             ("writableRoots", &sandbox.writable_roots),
             ("readOnlyRoots", &sandbox.read_only_roots),
+            ("denyRead", &sandbox.deny_read),
+            ("allowUnixSockets", &sandbox.allow_unix_sockets),
         ] {
             if roots.iter().flatten().any(|root| root.trim().is_empty()) {
                 return Err(ConfigError(format!(

@@ -435,7 +435,20 @@ writableRoots?: Array<string>,
  * Directories that must stay read-only: a family whose writable set contains one
  * refuses to start (Landlock grants whole trees, so it cannot carve a hole).
  */
-readOnlyRoots?: Array<string>, };
+readOnlyRoots?: Array<string>, 
+/**
+ * Paths no sandboxed process may read, masked by empty mounts (namespace mode) or left
+ * out of the Landlock read rules (seccomp fallback); added to the defaults (`~/.ssh`,
+ * `~/.gnupg`, `~/.aws`, ...) and to the top-level list, never replacing them. `~/` is
+ * the host's `HOME`.
+ */
+denyRead?: Array<string>, 
+/**
+ * UNIX socket files the process may connect to (each must exist): bound into the
+ * private view and `socket(AF_UNIX)` allowed. Needs namespace mode: in the seccomp
+ * fallback a non-empty list makes the family unavailable.
+ */
+allowUnixSockets?: Array<string>, };
 
 export type SandboxMode = "workspace-write" | "read-only" | "off";
 
@@ -510,11 +523,19 @@ networkIsolation: NetworkIsolation,
  */
 unavailable?: string, 
 /**
+ * Paths masked from reads (canonical where they exist; the defaults included).
+ */
+denyRead: Array<string>, 
+/**
+ * UNIX socket files the process may connect to (canonical).
+ */
+allowUnixSockets: Array<string>, 
+/**
  * How the family's process trees are budgeted (CPU time, memory, processes).
  */
 budgets: BudgetIsolation, };
 
-export type FilesystemIsolation = "landlock" | "none";
+export type FilesystemIsolation = "landlock" | "none" | "view";
 
 export type NetworkIsolation = "namespace" | "seccomp" | "none";
 

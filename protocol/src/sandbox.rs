@@ -44,6 +44,19 @@ pub struct SandboxConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub read_only_roots: Option<Vec<String>>,
+    /// Paths no sandboxed process may read, masked by empty mounts (namespace mode) or left
+    /// out of the Landlock read rules (seccomp fallback); added to the defaults (`~/.ssh`,
+    /// `~/.gnupg`, `~/.aws`, ...) and to the top-level list, never replacing them. `~/` is
+    /// the host's `HOME`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub deny_read: Option<Vec<String>>,
+    /// UNIX socket files the process may connect to (each must exist): bound into the
+    /// private view and `socket(AF_UNIX)` allowed. Needs namespace mode: in the seccomp
+    /// fallback a non-empty list makes the family unavailable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub allow_unix_sockets: Option<Vec<String>>,
 }
 
 /// How the filesystem rules are enforced.
@@ -54,6 +67,10 @@ pub enum FilesystemIsolation {
     Landlock,
     /// Not confined (`mode: "off"`).
     None,
+    /// A private filesystem view in the child's own mount namespace (the host's tree
+    /// read-only, the writable roots read-write, fresh `/tmp`, `/run`, `/dev/shm`, a minimal
+    /// `/dev`, `denyRead` masked), with the Landlock ruleset as a second layer.
+    View,
 }
 
 /// How `network: false` is enforced.
@@ -106,6 +123,12 @@ pub struct FamilySandbox {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub unavailable: Option<String>,
+    /// Paths masked from reads (canonical where they exist; the defaults included).
+    #[serde(default)]
+    pub deny_read: Vec<String>,
+    /// UNIX socket files the process may connect to (canonical).
+    #[serde(default)]
+    pub allow_unix_sockets: Vec<String>,
     /// How the family's process trees are budgeted (CPU time, memory, processes).
     #[serde(default)]
     pub budgets: BudgetIsolation,

@@ -4,7 +4,8 @@
 
 use dsh_tools::process::sandbox::{families, kernel_support};
 use dsh_tools_protocol::{
-    BudgetIsolation, FamilySandbox, HostConfig, NetworkIsolation, SandboxMode,
+    BudgetIsolation, FamilySandbox, FilesystemIsolation, HostConfig, NetworkIsolation,
+    SandboxMode,
 };
 use std::io::Write;
 
@@ -83,10 +84,14 @@ fn describe(sandbox: &FamilySandbox) -> String {
         NetworkIsolation::Seccomp => "network off (seccomp socket filter)",
         NetworkIsolation::None => "network on",
     };
+    let filesystem = match sandbox.filesystem {
+        FilesystemIsolation::View => "private view + Landlock",
+        FilesystemIsolation::Landlock | FilesystemIsolation::None => "Landlock",
+    };
     let mut writable = sandbox.writable_roots.clone();
     writable.push("its scratch dir".to_owned());
     format!(
-        "{mode} (Landlock), {network}, writable: {}",
+        "{mode} ({filesystem}), {network}, writable: {}",
         writable.join(", ")
     )
 }

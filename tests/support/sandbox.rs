@@ -15,9 +15,12 @@ use tempfile::TempDir;
 /// Patience for a single step (Python interpreters boot on a loaded machine).
 const PATIENCE: Duration = Duration::from_secs(120);
 
-/// A workspace (`root`, bash's `cwd`) and a sibling directory outside it.
+/// A workspace (`root`, bash's `cwd`, under `$TMPDIR`, which the private view covers: its
+/// clone-then-cover order is exercised) and a directory outside it (under the target dir,
+/// which the view keeps visible read-only).
 pub struct Sandboxed {
     _dir: TempDir,
+    _outside_dir: TempDir,
     /// Canonical workspace.
     pub root: PathBuf,
     /// Canonical directory next to it, writable by the host user.
@@ -45,7 +48,9 @@ impl Sandboxed {
     ) -> Sandboxed {
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().canonicalize().unwrap();
-        let (root, outside) = (base.join("root"), base.join("outside"));
+        let outside_dir = visible_tempdir();
+        let root = base.join("root");
+        let outside = outside_dir.path().canonicalize().unwrap().join("outside");
         std::fs::create_dir_all(&root).unwrap();
         std::fs::create_dir_all(&outside).unwrap();
         let mut config = json!({
@@ -59,6 +64,7 @@ impl Sandboxed {
         let initialized = host.initialize(json!({ "approval": approval }), config);
         Sandboxed {
             _dir: dir,
+            _outside_dir: outside_dir,
             root,
             outside,
             host,
@@ -118,6 +124,12 @@ impl Sandboxed {
     pub fn inside(&self, name: &str) -> PathBuf {
         self.root.join(name)
     }
+}
+
+/// A temporary directory outside `$TMPDIR` (under the target dir), so it stays visible
+/// (read-only) in a sandboxed child's private view.
+pub fn visible_tempdir() -> TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
 }
 
 /// The stdout of a successful `bash` result.

@@ -3,8 +3,11 @@
 //! between fork and exec with raw system calls only, so nothing it execs can shed it.
 //!
 //! Order in the child, each step needing the one before:
-//! 1. `unshare(CLONE_NEWUSER | CLONE_NEWNET)` and the child's own uid and gid mapped in the
-//!    new user namespace (it must still write `/proc/self/*_map`, so before Landlock);
+//! 1. in namespace mode, `unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC |
+//!    CLONE_NEWUTS)` (and `CLONE_NEWNET` when the network is off), the child's own uid and
+//!    gid mapped in the new user namespace (it must still write `/proc/self/*_map`, so
+//!    before the view and Landlock), then the private filesystem [view](super::view): SysV
+//!    IPC objects and the hostname are the child's own and die with it;
 //! 2. `PR_SET_NO_NEW_PRIVS` (setuid binaries cannot gain what the sandbox removes, and it
 //!    is what lets an unprivileged process install the next two);
 //! 3. `landlock_restrict_self` on the prepared ruleset;
@@ -13,6 +16,7 @@
 //! The ruleset and the filter are inherited across `fork` and `exec` by every descendant
 //! (a `setsid` grandchild included) and cannot be removed.
 
+use super::view::View;
 use crate::process::syscalls::{IdMaps, check};
 use seccompiler::BpfProgram;
 use std::io;
@@ -29,12 +33,39 @@ pub struct Confinement {
 
 #[derive(Debug)]
 struct Prepared {
-    /// Id-map lines when the child gets its own user and network namespace.
-    namespace: Option<IdMaps>,
+    /// The namespaces and the view in namespace mode.
+    namespace: Option<Namespaces>,
     /// The finished Landlock ruleset (close-on-exec: the program never sees it).
     ruleset: OwnedFd,
     /// The socket filter when seccomp, not a namespace, refuses the network.
     seccomp: Option<Arc<BpfProgram>>,
+    /// Read rights the child grants its own `/proc` in the ruleset, when `/` is not granted.
+    proc_read: Option<u64>,
+}
+
+/// What namespace mode unshares and builds.
+#[derive(Debug)]
+pub(super) struct Namespaces {
+    flags: libc::c_int,
+    maps: IdMaps,
+    view: View,
+}
+
+impl Namespaces {
+    /// New user, mount, IPC and UTS namespaces with `view` (and a network namespace unless
+    /// `network`).
+    pub(super) fn new(view: View, network: bool) -> Self {
+        let mut flags =
+            libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+        if !network {
+            flags |= libc::CLONE_NEWNET;
+        }
+        Namespaces {
+            flags,
+            maps: IdMaps::identity(),
+            view,
+        }
+    }
 }
 
 impl Confinement {
@@ -43,20 +74,21 @@ impl Confinement {
         Confinement::default()
     }
 
-    /// A confinement applying `ruleset`, a new user and network namespace when
-    /// `namespace`, and `seccomp` when given.
+    /// A confinement applying `namespace` (namespace mode), `ruleset` (with `proc_read` on
+    /// the child's `/proc` when given), and `seccomp` when given.
     pub(super) fn new(
         ruleset: OwnedFd,
-        namespace: bool,
+        namespace: Option<Namespaces>,
         seccomp: Option<Arc<BpfProgram>>,
+        proc_read: Option<u64>,
     ) -> io::Result<Self> {
         let ruleset = above_reserved(ruleset)?;
-        let namespace = namespace.then(IdMaps::identity);
         Ok(Confinement {
             prepared: Some(Arc::new(Prepared {
                 namespace,
                 ruleset,
                 seccomp,
+                proc_read,
             })),
         })
     }
@@ -73,7 +105,8 @@ impl Confinement {
             // SAFETY: the closure runs in the forked child before exec. It only reads the
             // prepared values (no allocation, no lock: the Arc is dereferenced, never
             // cloned or dropped there) and makes async-signal-safe system calls (unshare,
-            // open, write, close, prctl, landlock_restrict_self, seccomp).
+            // open, write, close, mount and the new mount API, prctl,
+            // landlock_restrict_self, seccomp).
             unsafe {
                 command.pre_exec(move || apply(&prepared));
             }
@@ -100,10 +133,15 @@ fn above_reserved(fd: OwnedFd) -> io::Result<OwnedFd> {
 
 /// The child's half; see the module documentation for the order.
 fn apply(prepared: &Prepared) -> io::Result<()> {
-    if let Some(maps) = &prepared.namespace {
+    if let Some(namespace) = &prepared.namespace {
         // SAFETY: unshare takes flags only.
-        check(unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) })?;
-        maps.write()?;
+        check(unsafe { libc::unshare(namespace.flags) })?;
+        namespace.maps.write()?;
+        // Never run without the view: an error here fails the spawn.
+        namespace.view.build()?;
+    }
+    if let Some(access) = prepared.proc_read {
+        grant_proc(prepared.ruleset.as_raw_fd(), access)?;
     }
     // SAFETY: PR_SET_NO_NEW_PRIVS takes integers only.
     check(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) })?;
@@ -122,6 +160,48 @@ fn apply(prepared: &Prepared) -> io::Result<()> {
         // prctl and seccomp(2) on a borrowed slice; its errors carry no allocation we
         // keep: the errno they leave is what is reported.
         seccompiler::apply_filter(program).map_err(|_| io::Error::last_os_error())?;
+    }
+    Ok(())
+}
+
+/// `struct landlock_path_beneath_attr` (packed).
+#[repr(C, packed)]
+struct PathBeneath {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// Adds a rule granting `access` beneath this child's `/proc` to `ruleset`.
+fn grant_proc(ruleset: libc::c_int, access: u64) -> io::Result<()> {
+    /// `LANDLOCK_RULE_PATH_BENEATH`.
+    const PATH_BENEATH: libc::c_int = 1;
+    // SAFETY: a NUL-terminated literal; O_PATH opens nothing but a reference.
+    let proc = unsafe {
+        libc::open(
+            c"/proc".as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    check(proc)?;
+    let rule = PathBeneath {
+        allowed_access: access,
+        parent_fd: proc,
+    };
+    // SAFETY: a live, packed attribute struct and the open ruleset fd; flags 0.
+    let added = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset,
+            PATH_BENEATH,
+            &rule as *const PathBeneath,
+            0u32,
+        )
+    };
+    let error = io::Error::last_os_error();
+    // SAFETY: `proc` was opened above and is closed once.
+    unsafe { libc::close(proc) };
+    if added != 0 {
+        return Err(error);
     }
     Ok(())
 }

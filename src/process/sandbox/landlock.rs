@@ -7,7 +7,7 @@ use landlock::{
 };
 use std::io;
 use std::os::fd::OwnedFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The oldest Landlock ABI the sandbox accepts: ABI 3 is the first that can refuse
 /// `truncate` outside the writable set (before it, truncation was always allowed).
@@ -27,10 +27,11 @@ fn target(kernel: u32) -> Option<ABI> {
     }
 }
 
-/// A ruleset that allows reading and executing everything and writing only under
-/// `writable` (plus the null-like devices); on ABI 6 and later it also scopes signals and
-/// abstract UNIX sockets to the sandbox, so a command cannot signal the host.
-pub fn ruleset(kernel: u32, writable: &[PathBuf]) -> io::Result<OwnedFd> {
+/// A ruleset that allows reading and executing everything but `denied` (canonical paths
+/// that exist; see [`readable`]) and writing only under `writable` (plus the null-like
+/// devices); on ABI 6 and later it also scopes signals and abstract UNIX sockets to the
+/// sandbox, so a command cannot signal the host.
+pub fn ruleset(kernel: u32, writable: &[PathBuf], denied: &[PathBuf]) -> io::Result<OwnedFd> {
     let abi = target(kernel).ok_or_else(|| {
         io::Error::other(format!(
             "Landlock ABI {MINIMUM_ABI} or later is needed (this kernel has {kernel})"
@@ -49,10 +50,13 @@ pub fn ruleset(kernel: u32, writable: &[PathBuf]) -> io::Result<OwnedFd> {
             .scope(Scope::from_all(abi))
             .map_err(io::Error::other)?;
     }
+    let (read, listed) = readable(denied);
     let created = ruleset
         .create()
         .map_err(io::Error::other)?
-        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
+        .add_rules(path_beneath_rules(read, AccessFs::from_read(abi)))
+        .map_err(io::Error::other)?
+        .add_rules(path_beneath_rules(listed, AccessFs::ReadDir))
         .map_err(io::Error::other)?
         .add_rules(path_beneath_rules(
             writable.iter().cloned().chain(devices),
@@ -61,6 +65,48 @@ pub fn ruleset(kernel: u32, writable: &[PathBuf]) -> io::Result<OwnedFd> {
         .map_err(io::Error::other)?;
     Option::<OwnedFd>::from(created)
         .ok_or_else(|| io::Error::other("the Landlock ruleset has no file descriptor"))
+}
+
+/// The read rights of [`ruleset`] as the kernel's bits, for the rule the child adds on its
+/// own `/proc` when `/` itself is not granted (see [`readable`]): that `/proc` is mounted
+/// by the tether's init after the parent built the ruleset, so no rule of the parent
+/// names it.
+pub fn read_bits(kernel: u32) -> u64 {
+    target(kernel).map_or(0, |abi| AccessFs::from_read(abi).bits())
+}
+
+/// What may be read when `denied` may not, as Landlock (which only grants, beneath a path)
+/// can say it: read rights on `/` when nothing is denied; else on every entry along the way
+/// to each denied path but the denied one (symbolic links left out: their targets are
+/// governed where they lie), and only the listing of the directories along the way. So the
+/// names in those directories stay listable, and an entry created there after the spawn
+/// is not readable.
+fn readable(denied: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (mut read, mut listed) = (Vec::new(), Vec::new());
+    if denied.is_empty() {
+        read.push(PathBuf::from("/"));
+    } else {
+        walk(Path::new("/"), denied, &mut read, &mut listed);
+    }
+    (read, listed)
+}
+
+fn walk(dir: &Path, denied: &[PathBuf], read: &mut Vec<PathBuf>, listed: &mut Vec<PathBuf>) {
+    listed.push(dir.to_path_buf());
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if denied.contains(&path) || entry.file_type().is_ok_and(|kind| kind.is_symlink()) {
+            continue;
+        }
+        if denied.iter().any(|denied| denied.starts_with(&path)) {
+            walk(&path, denied, read, listed);
+        } else {
+            read.push(path);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -76,10 +122,40 @@ mod tests {
         assert_eq!(target(4), Some(ABI::V3));
         assert_eq!(target(5), Some(ABI::V5));
         assert_eq!(target(9), Some(ABI::V6));
-        let error = ruleset(2, &[]).unwrap_err().to_string();
+        let error = ruleset(2, &[], &[]).unwrap_err().to_string();
         assert_eq!(
             error,
             "Landlock ABI 3 or later is needed (this kernel has 2)"
         );
+    }
+
+    #[test]
+    fn a_denied_path_is_left_out_while_its_siblings_are_granted() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        for path in ["home/.ssh", "home/code", "other"] {
+            std::fs::create_dir_all(base.join(path)).unwrap();
+        }
+        std::fs::write(base.join("home/.netrc"), "x").unwrap();
+        std::os::unix::fs::symlink(base.join("home/.ssh"), base.join("home/link")).unwrap();
+        let denied = [base.join("home/.ssh"), base.join("home/.netrc")];
+        let (read, listed) = readable(&denied);
+        assert!(read.contains(&base.join("home/code")));
+        assert!(read.contains(&base.join("other")));
+        assert!(listed.contains(&base.join("home")) && listed.contains(&PathBuf::from("/")));
+        for hidden in [
+            &denied[0],
+            &denied[1],
+            &base.join("home/link"),
+            &base,
+            &base.join("home"),
+        ] {
+            assert!(
+                !read.iter().any(|r| hidden.starts_with(r)),
+                "{}",
+                hidden.display()
+            );
+        }
+        assert_eq!(readable(&[]).0, vec![PathBuf::from("/")]);
     }
 }

@@ -1,6 +1,7 @@
 //! The OS sandbox of child processes (`bash` commands, Python interpreters, MCP servers):
-//! Landlock filesystem rules, the network refused by a new user and network namespace (or,
-//! where namespaces are not allowed, a seccomp filter on `socket`), and
+//! in namespace mode a private filesystem view in new user, mount, IPC and UTS namespaces
+//! (and a network namespace when the network is off); Landlock filesystem rules; a seccomp
+//! filter (the network's fallback where namespaces are not allowed); and
 //! `PR_SET_NO_NEW_PRIVS`, applied in the child between fork and exec.
 //!
 //! The pieces, in the order a family meets them:
@@ -9,7 +10,8 @@
 //!   `DSH_TOOLS_SANDBOX_SIMULATE` for the fail-closed tests);
 //! - [`plan`]: the policy checked against the kernel when the family starts; what cannot be
 //!   applied makes the family unavailable, never silently weaker;
-//! - `landlock`, `seccomp`: the ruleset and the filter, built in the parent;
+//! - `landlock`, `seccomp`, `view`: the ruleset, the filter and the view's paths, built in
+//!   the parent;
 //! - [`confine`]: the prepared [`Confinement`] of one spawn and the child's system calls,
 //!   handed to [`ProcessGroup::spawn`](super::ProcessGroup::spawn), the one spawn path;
 //! - [`families`]: `bash`, Python and MCP servers from the host config, and the report.
@@ -21,6 +23,7 @@ pub mod plan;
 pub mod policy;
 pub mod probe;
 mod seccomp;
+mod view;
 
 pub use confine::Confinement;
 pub use plan::{Family, Sandbox};

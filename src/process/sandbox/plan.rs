@@ -2,10 +2,11 @@
 //! and the filesystem. What cannot be applied makes the family unavailable (fail closed,
 //! with a message naming what is missing and how to opt out), never a weaker sandbox.
 
-use super::confine::Confinement;
+use super::confine::{Confinement, Namespaces};
 use super::landlock::{self, MINIMUM_ABI};
 use super::policy::SandboxPolicy;
 use super::seccomp;
+use super::view::{self, View};
 use dsh_tools_protocol::{
     FamilySandbox, FilesystemIsolation, NetworkIsolation, SandboxMode, SandboxSupport,
 };
@@ -34,6 +35,15 @@ pub struct Sandbox {
     network_isolation: NetworkIsolation,
     landlock_abi: u32,
     unavailable: Option<String>,
+    /// Namespace mode: the child gets its own user, mount, IPC and UTS namespaces and the
+    /// private filesystem view (else the seccomp fallback: Landlock and seccomp only).
+    namespaces: bool,
+    /// Absolute paths masked from reads (resolved per spawn: they may appear later).
+    deny_read: Vec<PathBuf>,
+    /// Canonical socket files grafted into the view.
+    allow_unix_sockets: Vec<PathBuf>,
+    /// The family's workspace, kept visible in the view even when it is not writable.
+    workspace: Option<PathBuf>,
 }
 
 impl Sandbox {
@@ -47,6 +57,10 @@ impl Sandbox {
             network_isolation: NetworkIsolation::None,
             landlock_abi: 0,
             unavailable: None,
+            namespaces: false,
+            deny_read: Vec::new(),
+            allow_unix_sockets: Vec::new(),
+            workspace: None,
         }
     }
 
@@ -67,6 +81,10 @@ impl Sandbox {
             network_isolation: NetworkIsolation::None,
             landlock_abi: support.landlock_abi,
             unavailable: None,
+            namespaces: support.user_namespaces,
+            deny_read: policy.deny_read.clone(),
+            allow_unix_sockets: Vec::new(),
+            workspace: family.workspace.map(Path::to_path_buf),
         };
         let mut missing = Vec::new();
         if support.landlock_abi < MINIMUM_ABI {
@@ -106,6 +124,17 @@ impl Sandbox {
             ));
             return sandbox;
         }
+        if !support.user_namespaces && !policy.allow_unix_sockets.is_empty() {
+            sandbox.unavailable = Some(format!(
+                "{} is unavailable: {field}.allowUnixSockets needs the private filesystem view, \
+                 and this kernel refuses unprivileged user namespaces (the seccomp fallback \
+                 refuses every UNIX socket); empty {field}.allowUnixSockets, or set \
+                 {field}.mode = \"off\" to run it unsandboxed",
+                family.name,
+                field = family.field
+            ));
+            return sandbox;
+        }
         if let Err(problem) = sandbox.resolve_roots(family, policy) {
             sandbox.unavailable = Some(format!(
                 "{} is unavailable: {problem}; fix {}",
@@ -125,6 +154,17 @@ impl Sandbox {
                     .map_err(|e| format!("writableRoots: cannot use \"{root}\": {e}"))?;
                 self.writable.push(canonical);
             }
+        }
+        for socket in &policy.allow_unix_sockets {
+            let canonical = std::fs::canonicalize(socket)
+                .and_then(|canonical| match view::is_socket(&canonical)? {
+                    true => Ok(canonical),
+                    false => Err(io::Error::other("not a UNIX socket file")),
+                })
+                .map_err(|e| {
+                    format!("allowUnixSockets: cannot use \"{}\": {e}", socket.display())
+                })?;
+            self.allow_unix_sockets.push(canonical);
         }
         for read_only in &self.read_only {
             let canonical = std::fs::canonicalize(read_only).unwrap_or_else(|_| read_only.clone());
@@ -171,16 +211,40 @@ impl Sandbox {
         }
         let mut writable = self.writable.clone();
         writable.extend(scratch.map(Path::to_path_buf));
-        let ruleset = landlock::ruleset(self.landlock_abi, &writable)?;
+        let namespace = if self.namespaces {
+            let visible: Vec<PathBuf> = self
+                .workspace
+                .iter()
+                .filter(|workspace| !writable.iter().any(|root| workspace.starts_with(root)))
+                .cloned()
+                .collect();
+            let view = View::plan(
+                &writable,
+                &visible,
+                &self.allow_unix_sockets,
+                &self.deny_read,
+            )?;
+            Some(Namespaces::new(view, self.network))
+        } else {
+            None
+        };
+        // The view masks `denyRead` in namespace mode; the fallback leaves it out of the
+        // Landlock read rules instead.
+        let denied: Vec<PathBuf> = if self.namespaces {
+            Vec::new()
+        } else {
+            self.deny_read
+                .iter()
+                .filter_map(|path| std::fs::canonicalize(path).ok())
+                .collect()
+        };
+        let ruleset = landlock::ruleset(self.landlock_abi, &writable, &denied)?;
+        let proc_read = (!denied.is_empty()).then(|| landlock::read_bits(self.landlock_abi));
         let seccomp = match self.network_isolation {
             NetworkIsolation::Seccomp => Some(seccomp::socket_filter()?),
             NetworkIsolation::Namespace | NetworkIsolation::None => None,
         };
-        Confinement::new(
-            ruleset,
-            self.network_isolation == NetworkIsolation::Namespace,
-            seccomp,
-        )
+        Confinement::new(ruleset, namespace, seccomp, proc_read)
     }
 
     /// The effective sandbox as `initialize` and `dsh-tools sandbox check` report it.
@@ -193,11 +257,15 @@ impl Sandbox {
             read_only_roots: text(&self.read_only),
             filesystem: if self.is_off() {
                 FilesystemIsolation::None
+            } else if self.namespaces {
+                FilesystemIsolation::View
             } else {
                 FilesystemIsolation::Landlock
             },
             network_isolation: self.network_isolation,
             unavailable: self.unavailable.clone(),
+            deny_read: text(&self.deny_read),
+            allow_unix_sockets: text(&self.allow_unix_sockets),
             budgets: dsh_tools_protocol::BudgetIsolation::None,
         }
     }
@@ -234,7 +302,50 @@ mod tests {
             network,
             writable_roots: Vec::new(),
             read_only_roots: Vec::new(),
+            deny_read: Vec::new(),
+            allow_unix_sockets: Vec::new(),
         }
+    }
+
+    #[test]
+    fn allowed_sockets_must_be_sockets_and_need_namespace_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("s.sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let file = dir.path().join("plain");
+        std::fs::write(&file, "x").unwrap();
+        let mut asking = policy(SandboxMode::WorkspaceWrite, false);
+        asking.allow_unix_sockets = vec![socket.clone()];
+        let sandbox = Sandbox::check(family(None), &asking, &FULL);
+        assert_eq!(sandbox.unavailable(), None);
+        let report = sandbox.report();
+        assert_eq!(report.filesystem, FilesystemIsolation::View);
+        let canonical = socket.canonicalize().unwrap().display().to_string();
+        assert_eq!(report.allow_unix_sockets, vec![canonical]);
+        asking.allow_unix_sockets = vec![file];
+        let message = Sandbox::check(family(None), &asking, &FULL)
+            .unavailable()
+            .map(str::to_owned)
+            .unwrap_or_default();
+        assert!(message.contains("not a UNIX socket file"), "{message}");
+        let no_userns = SandboxSupport {
+            user_namespaces: false,
+            ..FULL
+        };
+        asking.allow_unix_sockets = vec![socket];
+        let fallback = Sandbox::check(family(None), &asking, &no_userns);
+        let message = fallback.unavailable().unwrap_or_default();
+        assert!(
+            message.starts_with("bash is unavailable: builtins.bash.sandbox.allowUnixSockets"),
+            "{message}"
+        );
+        assert!(fallback.confine(None).is_err());
+        let plain = Sandbox::check(
+            family(None),
+            &policy(SandboxMode::ReadOnly, false),
+            &no_userns,
+        );
+        assert_eq!(plain.report().filesystem, FilesystemIsolation::Landlock);
     }
 
     #[test]

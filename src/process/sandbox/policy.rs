@@ -2,6 +2,24 @@
 //! then the top-level `sandbox`, then the defaults), before anything meets the kernel.
 
 use dsh_tools_protocol::{SandboxConfig, SandboxMode};
+use std::path::{Path, PathBuf};
+
+/// What `denyRead` always holds, under the host's `HOME`: keys and tokens of the usual
+/// tools. A user's list adds to it; nothing removes an entry.
+pub const DEFAULT_DENY_READ: [&str; 12] = [
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker/config.json",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".config/gh",
+];
 
 /// What one tool family asks of the sandbox.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -14,6 +32,11 @@ pub struct SandboxPolicy {
     pub writable_roots: Vec<String>,
     /// `readOnlyRoots` as configured.
     pub read_only_roots: Vec<String>,
+    /// Absolute paths masked from reads: the defaults under `HOME`, then the top-level
+    /// `denyRead`, then the family's (not resolved: they may not exist yet).
+    pub deny_read: Vec<PathBuf>,
+    /// `allowUnixSockets` as configured, made absolute (checked when the family starts).
+    pub allow_unix_sockets: Vec<PathBuf>,
 }
 
 impl SandboxPolicy {
@@ -36,6 +59,14 @@ impl SandboxPolicy {
                 .and_then(|c| c.read_only_roots.clone())
                 .or_else(|| global.read_only_roots.clone())
                 .unwrap_or_default(),
+            deny_read: deny_read(global, family),
+            allow_unix_sockets: family
+                .and_then(|c| c.allow_unix_sockets.as_ref())
+                .or(global.allow_unix_sockets.as_ref())
+                .into_iter()
+                .flatten()
+                .map(|socket| absolute(socket, home().as_deref()))
+                .collect(),
         }
     }
 
@@ -46,8 +77,48 @@ impl SandboxPolicy {
             network: true,
             writable_roots: Vec::new(),
             read_only_roots: Vec::new(),
+            deny_read: Vec::new(),
+            allow_unix_sockets: Vec::new(),
         }
     }
+}
+
+/// The host's `HOME`, when set to an absolute path.
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|home| home.is_absolute())
+}
+
+/// The defaults, the top-level list and the family's, in that order, without repeats.
+fn deny_read(global: &SandboxConfig, family: Option<&SandboxConfig>) -> Vec<PathBuf> {
+    let home = home();
+    let defaults = home
+        .iter()
+        .flat_map(|home| DEFAULT_DENY_READ.iter().map(|entry| home.join(entry)));
+    let configured = [Some(global), family]
+        .into_iter()
+        .flatten()
+        .filter_map(|config| config.deny_read.as_ref())
+        .flatten()
+        .map(|path| absolute(path, home.as_deref()));
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for path in defaults.chain(configured) {
+        if !paths.contains(&path) {
+            paths.push(path);
+        }
+    }
+    paths
+}
+
+/// `path` with a leading `~/` taken from `home` and made absolute against the host's
+/// working directory (not resolved).
+fn absolute(path: &str, home: Option<&Path>) -> PathBuf {
+    let expanded = match (path.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(path),
+    };
+    std::path::absolute(&expanded).unwrap_or(expanded)
 }
 
 #[cfg(test)]
@@ -73,10 +144,44 @@ mod tests {
                 network: true,
                 writable_roots: vec!["/a".into()],
                 read_only_roots: vec![],
+                deny_read: deny_read(&global, Some(&family)),
+                allow_unix_sockets: vec![],
             }
         );
         let defaults = SandboxPolicy::resolve(&SandboxConfig::default(), None);
         assert_eq!(defaults.mode, SandboxMode::WorkspaceWrite);
         assert!(!defaults.network);
+    }
+
+    #[test]
+    fn deny_read_adds_the_lists_to_the_defaults_under_home() {
+        let home = home().unwrap();
+        let global = SandboxConfig {
+            deny_read: Some(vec!["~/secret".into(), "/etc/shadow".into()]),
+            allow_unix_sockets: Some(vec!["/run/a.sock".into()]),
+            ..SandboxConfig::default()
+        };
+        let family = SandboxConfig {
+            deny_read: Some(vec!["/srv/keys".into(), "/etc/shadow".into()]),
+            ..SandboxConfig::default()
+        };
+        let policy = SandboxPolicy::resolve(&global, Some(&family));
+        let mut expected: Vec<PathBuf> = DEFAULT_DENY_READ.iter().map(|e| home.join(e)).collect();
+        expected.extend([
+            home.join("secret"),
+            PathBuf::from("/etc/shadow"),
+            PathBuf::from("/srv/keys"),
+        ]);
+        assert_eq!(policy.deny_read, expected);
+        assert_eq!(
+            policy.allow_unix_sockets,
+            vec![PathBuf::from("/run/a.sock")]
+        );
+        let own = SandboxConfig {
+            allow_unix_sockets: Some(vec![]),
+            ..SandboxConfig::default()
+        };
+        let cleared = SandboxPolicy::resolve(&global, Some(&own));
+        assert!(cleared.allow_unix_sockets.is_empty());
     }
 }

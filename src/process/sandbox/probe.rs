@@ -83,7 +83,13 @@ fn network_namespace_works() -> bool {
         // SAFETY: see above; `_exit` skips atexit handlers and stdio flushing, which a
         // forked child of a threaded process must not run.
         unsafe {
-            let unshared = libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET);
+            let unshared = libc::unshare(
+                libc::CLONE_NEWUSER
+                    | libc::CLONE_NEWNET
+                    | libc::CLONE_NEWNS
+                    | libc::CLONE_NEWIPC
+                    | libc::CLONE_NEWUTS,
+            );
             libc::_exit(if unshared == 0 { 0 } else { 1 });
         }
     }

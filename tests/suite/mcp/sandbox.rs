@@ -21,15 +21,19 @@ fn serving(sandbox: Option<Value>) -> Sandboxed {
         &[],
         false,
     );
-    // Servers start in the background: poll until this one runs. (Waiting for
-    // `tools/listChanged` instead races: the server's tools can be registered and announced
+    // Servers start in the background: poll until this one's tools are registered.
+    // (Waiting for `tools/listChanged`, or for the state, races: the tools are announced
     // while `mcp/status` still says "starting" for a moment.)
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         let status = sandboxed.host.request("mcp/status", json!({}));
         let state = status["result"][0]["state"].clone();
         assert!(state == "starting" || state == "running", "{status}");
-        if state == "running" {
+        let schemas = sandboxed.host.request("tools/schemas", json!({}));
+        if schemas["result"]
+            .to_string()
+            .contains("mcp__fs__write_file")
+        {
             return sandboxed;
         }
         assert!(
@@ -59,11 +63,12 @@ fn a_sandboxed_server_cannot_write_outside_its_workspace_and_an_unsandboxed_one_
     );
     let refused = write(&mut sandboxed, "sandboxed.txt");
     assert_eq!(refused["isError"], true, "{refused}");
+    // The private view's read-only mount refuses it before Landlock does.
     assert!(
         refused["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("EACCES"),
+            .contains("EROFS"),
         "{refused}"
     );
     assert!(!sandboxed.outside("sandboxed.txt").exists());

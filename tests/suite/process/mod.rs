@@ -6,3 +6,4 @@ mod budgets;
 mod sandbox;
 mod scratch;
 mod tether;
+mod view;

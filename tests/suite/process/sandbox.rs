@@ -71,7 +71,7 @@ fn sandbox_check_reports_the_kernel_and_each_family() {
         text.lines().nth(1),
         Some(
             format!(
-                "bash: workspace-write (Landlock), network off (user + network namespace), \
+                "bash: workspace-write (private view + Landlock), network off (user + network namespace), \
                  writable: {}, its scratch dir",
                 cwd.display()
             )
