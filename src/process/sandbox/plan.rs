@@ -5,7 +5,7 @@
 use super::confine::Confinement;
 use super::landlock::{self, MINIMUM_ABI};
 use super::policy::SandboxPolicy;
-use super::seccomp;
+use super::seccomp::{self, FilterRules};
 use dsh_tools_protocol::{
     FamilySandbox, FilesystemIsolation, NetworkIsolation, SandboxMode, SandboxSupport,
 };
@@ -34,6 +34,11 @@ pub struct Sandbox {
     network_isolation: NetworkIsolation,
     landlock_abi: u32,
     unavailable: Option<String>,
+    /// No user namespaces: the system call filter stands in for what they give.
+    seccomp_fallback: bool,
+    /// UNIX socket files the family may connect to (`allowUnixSockets`); when empty, the
+    /// filter refuses `socket(AF_UNIX)`.
+    allow_unix_sockets: Vec<PathBuf>,
 }
 
 impl Sandbox {
@@ -47,6 +52,8 @@ impl Sandbox {
             network_isolation: NetworkIsolation::None,
             landlock_abi: 0,
             unavailable: None,
+            seccomp_fallback: false,
+            allow_unix_sockets: Vec::new(),
         }
     }
 
@@ -67,6 +74,8 @@ impl Sandbox {
             network_isolation: NetworkIsolation::None,
             landlock_abi: support.landlock_abi,
             unavailable: None,
+            seccomp_fallback: !support.user_namespaces,
+            allow_unix_sockets: Vec::new(),
         };
         let mut missing = Vec::new();
         if support.landlock_abi < MINIMUM_ABI {
@@ -75,35 +84,28 @@ impl Sandbox {
                 support.landlock_abi
             ));
         }
+        // Every confined spawn gets the system call filter (both modes).
+        if !support.seccomp {
+            missing.push("seccomp filters (for the system call filter)".to_owned());
+        }
         if !policy.network {
             sandbox.network_isolation = if support.user_namespaces {
                 NetworkIsolation::Namespace
-            } else if support.seccomp {
-                NetworkIsolation::Seccomp
             } else {
-                missing.push(
-                    "unprivileged user namespaces or seccomp filters (to refuse the network)"
-                        .to_owned(),
-                );
-                NetworkIsolation::None
+                NetworkIsolation::Seccomp
             };
         }
         if !missing.is_empty() {
-            let network_only = support.landlock_abi >= MINIMUM_ABI;
-            let escape = if network_only {
-                format!(
-                    "set {field}.network = true to allow the network, or {field}.mode = \"off\" \
-                     to run it unsandboxed",
-                    field = family.field
-                )
-            } else {
-                format!("set {}.mode = \"off\" to run it unsandboxed", family.field)
-            };
+            let escape = format!("set {}.mode = \"off\" to run it unsandboxed", family.field);
             sandbox.unavailable = Some(format!(
                 "{} is unavailable: the sandbox cannot be applied: this kernel lacks {}; {escape}",
                 family.name,
                 missing.join(" and ")
             ));
+            return sandbox;
+        }
+        if let Some(refusal) = sandbox.unix_sockets_refusal(family) {
+            sandbox.unavailable = Some(refusal);
             return sandbox;
         }
         if let Err(problem) = sandbox.resolve_roots(family, policy) {
@@ -113,6 +115,19 @@ impl Sandbox {
             ));
         }
         sandbox
+    }
+
+    /// Why `allowUnixSockets` cannot be honoured: in the fallback no view hides the host's
+    /// other socket files, and seccomp cannot tell one socket path from another.
+    fn unix_sockets_refusal(&self, family: Family<'_>) -> Option<String> {
+        (self.seccomp_fallback && !self.allow_unix_sockets.is_empty()).then(|| {
+            format!(
+                "{} is unavailable: allowUnixSockets needs unprivileged user namespaces (a \
+                 private view of the filesystem), which this kernel does not allow; remove \
+                 {}.allowUnixSockets or set {}.mode = \"off\"",
+                family.name, family.field, family.field
+            )
+        })
     }
 
     /// The writable set made canonical, and each read-only root checked to lie outside it.
@@ -172,10 +187,11 @@ impl Sandbox {
         let mut writable = self.writable.clone();
         writable.extend(scratch.map(Path::to_path_buf));
         let ruleset = landlock::ruleset(self.landlock_abi, &writable)?;
-        let seccomp = match self.network_isolation {
-            NetworkIsolation::Seccomp => Some(seccomp::socket_filter()?),
-            NetworkIsolation::Namespace | NetworkIsolation::None => None,
-        };
+        let seccomp = Some(seccomp::filter(&FilterRules {
+            network_off: !self.network,
+            allow_unix: !self.allow_unix_sockets.is_empty(),
+            fallback: self.seccomp_fallback,
+        })?);
         Confinement::new(
             ruleset,
             self.network_isolation == NetworkIsolation::Namespace,
@@ -262,7 +278,7 @@ mod tests {
     }
 
     #[test]
-    fn the_network_falls_back_to_seccomp_and_fails_closed_without_either() {
+    fn the_network_falls_back_to_seccomp_and_a_kernel_without_seccomp_fails_closed() {
         let no_userns = SandboxSupport {
             user_namespaces: false,
             ..FULL
@@ -273,24 +289,56 @@ mod tests {
             sandbox.report().network_isolation,
             NetworkIsolation::Seccomp
         );
-        let neither = SandboxSupport {
-            seccomp: false,
-            ..no_userns
+        // The filter is part of every confined spawn, the network on or off.
+        for support in [
+            SandboxSupport {
+                seccomp: false,
+                ..no_userns
+            },
+            SandboxSupport {
+                seccomp: false,
+                ..FULL
+            },
+        ] {
+            for network in [false, true] {
+                let checked = Sandbox::check(
+                    family(None),
+                    &policy(SandboxMode::ReadOnly, network),
+                    &support,
+                );
+                assert_eq!(
+                    checked.unavailable(),
+                    Some(
+                        "bash is unavailable: the sandbox cannot be applied: this kernel lacks \
+                         seccomp filters (for the system call filter); set \
+                         builtins.bash.sandbox.mode = \"off\" to run it unsandboxed"
+                    )
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn allowed_unix_sockets_make_the_fallback_unavailable() {
+        let no_userns = SandboxSupport {
+            user_namespaces: false,
+            ..FULL
         };
-        let message = Sandbox::check(family(None), &closed, &neither)
-            .unavailable()
-            .map(str::to_owned);
+        let closed = policy(SandboxMode::ReadOnly, false);
+        let mut fallback = Sandbox::check(family(None), &closed, &no_userns);
+        assert_eq!(fallback.unix_sockets_refusal(family(None)), None);
+        fallback.allow_unix_sockets = vec![PathBuf::from("/run/agent.sock")];
         assert_eq!(
-            message.as_deref(),
+            fallback.unix_sockets_refusal(family(None)).as_deref(),
             Some(
-                "bash is unavailable: the sandbox cannot be applied: this kernel lacks \
-                 unprivileged user namespaces or seccomp filters (to refuse the network); set \
-                 builtins.bash.sandbox.network = true to allow the network, or \
-                 builtins.bash.sandbox.mode = \"off\" to run it unsandboxed"
+                "bash is unavailable: allowUnixSockets needs unprivileged user namespaces (a \
+                 private view of the filesystem), which this kernel does not allow; remove \
+                 builtins.bash.sandbox.allowUnixSockets or set builtins.bash.sandbox.mode = \"off\""
             )
         );
-        let open = Sandbox::check(family(None), &policy(SandboxMode::ReadOnly, true), &neither);
-        assert_eq!(open.unavailable(), None);
+        let mut namespaced = Sandbox::check(family(None), &closed, &FULL);
+        namespaced.allow_unix_sockets = vec![PathBuf::from("/run/agent.sock")];
+        assert_eq!(namespaced.unix_sockets_refusal(family(None)), None);
     }
 
     #[test]
