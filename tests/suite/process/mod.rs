@@ -4,4 +4,5 @@
 
 mod sandbox;
 mod scratch;
+mod seccomp;
 mod tether;
