@@ -17,10 +17,10 @@ pub fn run(program: &[sock_filter], call: &Call) -> u32 {
         match offset {
             0 => call.nr as u32,
             4 => call.arch,
-            16..64 if offset % 4 == 0 => {
+            16..64 if offset.is_multiple_of(4) => {
                 let arg = call.args[(offset as usize - 16) / 8];
                 // Little-endian: the low word first.
-                if offset % 8 == 0 {
+                if offset.is_multiple_of(8) {
                     arg as u32
                 } else {
                     (arg >> 32) as u32

@@ -63,10 +63,12 @@ const AUDIT_ARCH: u32 = 0xC000_00B7;
 #[cfg(target_arch = "x86_64")]
 const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
-const BPF_LD_W_ABS: u16 = 0x00 | 0x00 | 0x20;
-const BPF_JEQ_K: u16 = 0x05 | 0x10;
+/// Classic BPF opcodes: `BPF_LD | BPF_W | BPF_ABS`, `BPF_JMP | BPF_JEQ | BPF_K`,
+/// `BPF_JMP | BPF_JGE | BPF_K`, `BPF_RET | BPF_K`.
+const BPF_LD_W_ABS: u16 = 0x20;
+const BPF_JEQ_K: u16 = 0x15;
 #[cfg(target_arch = "x86_64")]
-const BPF_JGE_K: u16 = 0x05 | 0x30;
+const BPF_JGE_K: u16 = 0x35;
 const BPF_RET_K: u16 = 0x06;
 
 fn instruction(code: u16, k: u32, jt: u8, jf: u8) -> sock_filter {
