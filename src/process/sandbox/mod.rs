@@ -1,7 +1,8 @@
 //! The OS sandbox of child processes (`bash` commands, Python interpreters, MCP servers):
 //! Landlock filesystem rules, the network refused by a new user and network namespace (or,
-//! where namespaces are not allowed, a seccomp filter on `socket`), and
-//! `PR_SET_NO_NEW_PRIVS`, applied in the child between fork and exec.
+//! where namespaces are not allowed, by the system call filter), `PR_SET_NO_NEW_PRIVS`, and
+//! a seccomp filter in every mode (UNIX sockets, keyrings, ptrace, mounts, ...), applied in
+//! the child between fork and exec.
 //!
 //! The pieces, in the order a family meets them:
 //! - [`policy`]: the config resolved for one family (its override over `sandbox`);
