@@ -5,7 +5,8 @@
 //! unchanged), ptrace, `bpf`, `perf_event_open`, `userfaultfd`, `io_uring`, new user
 //! namespaces and the socket families `AF_VSOCK`, `AF_PACKET` and non-route netlink are
 //! refused, route netlink is not; in the fallback, a SysV segment of the host can be
-//! neither attached nor removed, and no set-id bit can be set, inside or outside.
+//! neither attached nor removed, and no set-id bit can be set, inside or outside; a call
+//! through the i386 ABI (`int 0x80`) kills the process.
 //! The host runs with `HOME` in a temp dir.
 
 use crate::support::sandbox::{Sandboxed, stdout};
@@ -383,4 +384,30 @@ fn in_the_fallback_no_set_id_bit_can_be_set_inside_or_outside() {
     );
     assert_eq!(mode(&inside), 0o755);
     assert_eq!(mode(&outside) & 0o6000, 0, "a set-id bit was set outside");
+}
+
+/// i386's `socket(AF_UNIX, SOCK_STREAM, 0)` through `int 0x80`, from a 64-bit process (the
+/// IA-32 emulation this machine's kernel has): another ABI, with other call numbers.
+#[cfg(target_arch = "x86_64")]
+const I386_SOCKET: &str = r#"import ctypes, mmap
+# push rbx; mov eax, 359; mov ebx, 1; mov ecx, 1; xor edx, edx; int 0x80; pop rbx; ret
+code = bytes.fromhex("53b867010000bb01000000b90100000031d2cd805bc3")
+page = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+page.write(code)
+call = ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(page)))
+print("fd", call())
+"#;
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_call_through_another_abi_kills_the_process_in_both_modes() {
+    for fallback in [false, true] {
+        let mut host = start(fallback);
+        std::fs::write(host.sandboxed.inside("i386.py"), I386_SOCKET).unwrap();
+        let result = host
+            .sandboxed
+            .bash(&format!("{} i386.py; echo status=$?", python()));
+        // 128 + SIGSYS: killed by the filter before the call ran.
+        assert_eq!(stdout(&result), "status=159\n", "{result}");
+    }
 }
