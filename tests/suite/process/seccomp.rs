@@ -5,7 +5,8 @@
 //! unchanged), ptrace, `bpf`, `perf_event_open`, `userfaultfd`, `io_uring`, new user
 //! namespaces and the socket families `AF_VSOCK`, `AF_PACKET` and non-route netlink are
 //! refused, route netlink is not; in the fallback, a SysV segment of the host can be
-//! neither attached nor removed, and no set-id bit can be set, inside or outside; a call
+//! neither attached nor removed, no set-id bit can be set, inside or outside, and no
+//! set-id file created; a call
 //! through the i386 ABI (`int 0x80`) kills the process.
 //! The host runs with `HOME` in a temp dir.
 
@@ -372,15 +373,21 @@ fn in_the_fallback_no_set_id_bit_can_be_set_inside_or_outside() {
     let command = format!(
         "chmod u+s tool; echo setuid=$?; chmod g+s tool; echo setgid=$?; chmod +x tool; \
          echo exec=$?; chmod 4777 {outside} 2>/dev/null; echo outside=$?; \
-         {python} -c 'import os; os.chmod(\"{outside}\", 0o2755)' 2>/dev/null; echo python=$?",
+         {python} -c 'import os; os.chmod(\"{outside}\", 0o2755)' 2>/dev/null; echo python=$?; \
+         {python} -c 'import os; os.open(\"made\", os.O_CREAT | os.O_WRONLY, 0o4755)' \
+         2>/dev/null; echo create=$?; echo plain > plain; echo plain=$?",
         outside = outside.display(),
         python = python(),
     );
     let result = host.sandboxed.bash(&command);
     assert_eq!(
         stdout(&result),
-        "setuid=1\nsetgid=1\nexec=0\noutside=1\npython=1\n",
+        "setuid=1\nsetgid=1\nexec=0\noutside=1\npython=1\ncreate=1\nplain=0\n",
         "{result}"
+    );
+    assert!(
+        !host.sandboxed.inside("made").exists(),
+        "a set-id file was created"
     );
     assert_eq!(mode(&inside), 0o755);
     assert_eq!(mode(&outside) & 0o6000, 0, "a set-id bit was set outside");

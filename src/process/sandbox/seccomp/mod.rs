@@ -6,7 +6,8 @@
 //! would otherwise reach `socketcall` and every number under a different meaning), an
 //! x32 call (numbers with bit 30 set on x86-64) fails with EPERM, and `clone3` fails with
 //! ENOSYS (its flags lie in memory a filter cannot read; the C library then uses `clone`,
-//! whose flags the table tests).
+//! whose flags the table tests), as does `openat2` in the fallback (its mode too; callers
+//! fall back to `openat`).
 
 mod table;
 
@@ -81,7 +82,7 @@ fn errno(errno: libc::c_int) -> u32 {
 
 /// The prelude described in the module documentation; it falls through to the table's
 /// program with nothing assumed (that program loads what it tests itself).
-fn prelude() -> BpfProgram {
+fn prelude(rules: &FilterRules) -> BpfProgram {
     let mut program = vec![
         instruction(BPF_LD_W_ABS, DATA_ARCH, 0, 0),
         instruction(BPF_JEQ_K, AUDIT_ARCH, 1, 0),
@@ -93,10 +94,16 @@ fn prelude() -> BpfProgram {
         instruction(BPF_JGE_K, X32_SYSCALL_BIT, 0, 1),
         instruction(BPF_RET_K, errno(libc::EPERM), 0, 0),
     ]);
-    program.extend([
-        instruction(BPF_JEQ_K, libc::SYS_clone3 as u32, 0, 1),
-        instruction(BPF_RET_K, errno(libc::ENOSYS), 0, 0),
-    ]);
+    let mut unreadable = vec![libc::SYS_clone3];
+    if rules.fallback {
+        unreadable.push(libc::SYS_openat2);
+    }
+    for syscall in unreadable {
+        program.extend([
+            instruction(BPF_JEQ_K, syscall as u32, 0, 1),
+            instruction(BPF_RET_K, errno(libc::ENOSYS), 0, 0),
+        ]);
+    }
     program
 }
 
@@ -121,7 +128,7 @@ fn compile(rules: &FilterRules) -> Result<BpfProgram, seccompiler::Error> {
         SeccompAction::Errno(libc::EPERM as u32),
         arch,
     )?;
-    let mut program = prelude();
+    let mut program = prelude(rules);
     program.extend(BpfProgram::try_from(filter)?);
     Ok(program)
 }

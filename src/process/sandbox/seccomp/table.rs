@@ -13,9 +13,10 @@
 //!
 //! In the fallback (no user namespaces, so no view and no IPC or UTS namespace): SysV IPC
 //! and POSIX message queues (shared with the host there), set-user-id and set-group-id
-//! bits in `chmod` (Landlock does not govern metadata, so this is the part of a chmod
-//! outside the writable roots seccomp can close), the host name, and, with the network
-//! off, every socket family but `AF_UNIX`.
+//! bits in `chmod` or in the mode of a file being created (Landlock does not govern
+//! metadata, so this is the part of a chmod outside the writable roots seccomp can close,
+//! and no set-id file can be made inside them either), the host name, and, with the
+//! network off, every socket family but `AF_UNIX`.
 
 use super::FilterRules;
 use std::collections::BTreeMap;
@@ -153,6 +154,18 @@ const CHMODS: [(i64, u8); 3] = [
     (SYS_FCHMODAT2, 2),
 ];
 
+/// Calls that create a file with a mode: the index of their flags argument (none for
+/// `creat`, which always creates) and of the mode (`openat2` passes both in memory: the
+/// prelude answers it ENOSYS in the fallback, and callers fall back to `openat`).
+#[cfg(target_arch = "x86_64")]
+const CREATES: [(i64, Option<u8>, u8); 3] = [
+    (libc::SYS_open, Some(1), 2),
+    (libc::SYS_openat, Some(2), 3),
+    (libc::SYS_creat, None, 1),
+];
+#[cfg(not(target_arch = "x86_64"))]
+const CREATES: [(i64, Option<u8>, u8); 1] = [(libc::SYS_openat, Some(2), 3)];
+
 /// `mknod`-like calls and the index of their mode argument.
 #[cfg(target_arch = "x86_64")]
 const MKNODS: [(i64, u8); 2] = [(libc::SYS_mknod, 1), (libc::SYS_mknodat, 2)];
@@ -194,10 +207,29 @@ pub fn table(rules: &FilterRules) -> Table {
         for syscall in SYSV_IPC.into_iter().chain(HOST_NAME) {
             refuse(&mut table, syscall, Vec::new());
         }
-        for (syscall, mode) in CHMODS {
-            let set_id =
-                [libc::S_ISUID, libc::S_ISGID].map(|bit| vec![Test::Has(mode, u64::from(bit))]);
-            refuse(&mut table, syscall, set_id.to_vec());
+        // A set-id bit set by chmod, or given to a file as it is created (the mode only
+        // counts with O_CREAT or O_TMPFILE; other opens may leave anything there).
+        let set_id = |mode: u8, also: Option<Test>| {
+            [libc::S_ISUID, libc::S_ISGID]
+                .map(|bit| {
+                    also.into_iter()
+                        .chain([Test::Has(mode, u64::from(bit))])
+                        .collect()
+                })
+                .to_vec()
+        };
+        for (syscall, mode) in CHMODS.into_iter().chain(MKNODS) {
+            refuse(&mut table, syscall, set_id(mode, None));
+        }
+        for (syscall, flags, mode) in CREATES {
+            let Some(flags) = flags else {
+                refuse(&mut table, syscall, set_id(mode, None));
+                continue;
+            };
+            for creating in [libc::O_CREAT, libc::O_TMPFILE] {
+                let creating = Test::Has(flags, creating as u64);
+                refuse(&mut table, syscall, set_id(mode, Some(creating)));
+            }
         }
     }
     table

@@ -175,6 +175,32 @@ fn set_id_bits_are_refused_in_the_fallback_only() {
     for mode in [0o755, 0o1777, 0o644] {
         assert_eq!(fchmodat(&FALLBACK, mode), ALLOW, "{mode:o}");
     }
+    // Nor may a file be created with one (the mode is openat's fourth argument).
+    let openat = |rules: &FilterRules, mode: u32| {
+        let flags = (libc::O_CREAT | libc::O_WRONLY) as u64;
+        verdict(
+            rules,
+            libc::SYS_openat,
+            &[libc::AT_FDCWD as u64, 0, flags, u64::from(mode)],
+        )
+    };
+    assert_eq!(openat(&FALLBACK, 0o4755), EPERM);
+    let tmpfile = (libc::O_TMPFILE | libc::O_WRONLY) as u64;
+    let unnamed = [libc::AT_FDCWD as u64, 0, tmpfile, 0o6755];
+    assert_eq!(verdict(&FALLBACK, libc::SYS_openat, &unnamed), EPERM);
+    // Without O_CREAT the mode is ignored, whatever it holds.
+    let reading = [libc::AT_FDCWD as u64, 0, libc::O_RDONLY as u64, 0o4755];
+    assert_eq!(verdict(&FALLBACK, libc::SYS_openat, &reading), ALLOW);
+    assert_eq!(openat(&FALLBACK, 0o2755), EPERM);
+    assert_eq!(openat(&FALLBACK, 0o666), ALLOW);
+    assert_eq!(openat(&NAMESPACE, 0o4755), ALLOW);
+    let regular = u64::from(libc::S_IFREG | 0o4755);
+    assert_eq!(
+        verdict(&FALLBACK, libc::SYS_mknodat, &[0, 0, regular]),
+        EPERM
+    );
+    assert_eq!(verdict(&FALLBACK, libc::SYS_openat2, &[]), ENOSYS);
+    assert_eq!(verdict(&NAMESPACE, libc::SYS_openat2, &[]), ALLOW);
     assert_eq!(verdict(&FALLBACK, libc::SYS_shmget, &[]), EPERM);
     assert_eq!(verdict(&NAMESPACE, libc::SYS_shmget, &[]), ALLOW);
 }
