@@ -7,7 +7,8 @@
 //! refused, route netlink is not; in the fallback, a SysV segment of the host can be
 //! neither attached nor removed, no set-id bit can be set, inside or outside, and no
 //! set-id file created; a call
-//! through the i386 ABI (`int 0x80`) kills the process.
+//! through the i386 ABI (`int 0x80`) kills the process; a kernel without seccomp makes each
+//! family refuse to start, namespaces or not.
 //! The host runs with `HOME` in a temp dir.
 
 use crate::support::sandbox::{Sandboxed, stdout};
@@ -417,4 +418,26 @@ fn a_call_through_another_abi_kills_the_process_in_both_modes() {
         // 128 + SIGSYS: killed by the filter before the call ran.
         assert_eq!(stdout(&result), "status=159\n", "{result}");
     }
+}
+
+#[test]
+fn a_kernel_without_seccomp_makes_each_family_refuse_even_with_namespaces() {
+    let hidden = [("DSH_TOOLS_SANDBOX_SIMULATE", "no-seccomp")];
+    let mut sandboxed = Sandboxed::start(json!({ "sandbox": { "network": true } }), &hidden, false);
+    let refuses = |family: &str, field: &str| {
+        format!(
+            "{family} is unavailable: the sandbox cannot be applied: this kernel lacks seccomp \
+             filters (for the system call filter); set {field}.mode = \"off\" to run it \
+             unsandboxed"
+        )
+    };
+    let bash_refuses = refuses("bash", "builtins.bash.sandbox");
+    assert_eq!(sandboxed.report()["kernel"]["userNamespaces"], true);
+    assert_eq!(sandboxed.report()["bash"]["unavailable"], bash_refuses);
+    let python_refuses = refuses("Python Code Mode", "codeRuntime.sandbox");
+    assert_eq!(sandboxed.report()["python"]["unavailable"], python_refuses);
+    let escape = sandboxed.outside("never.txt");
+    let bash = sandboxed.bash(&format!("echo x > {}", escape.display()));
+    assert_eq!(bash["error"]["message"], bash_refuses, "{bash}");
+    assert!(!escape.exists());
 }
