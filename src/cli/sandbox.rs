@@ -4,8 +4,7 @@
 
 use dsh_tools::process::sandbox::{families, kernel_support};
 use dsh_tools_protocol::{
-    BudgetIsolation, FamilySandbox, FilesystemIsolation, HostConfig, NetworkIsolation,
-    SandboxMode,
+    BudgetIsolation, FamilySandbox, FilesystemIsolation, HostConfig, NetworkIsolation, SandboxMode,
 };
 use std::io::Write;
 

@@ -1,8 +1,9 @@
 //! The OS sandbox of child processes (`bash` commands, Python interpreters, MCP servers):
 //! in namespace mode a private filesystem view in new user, mount, IPC and UTS namespaces
 //! (and a network namespace when the network is off); Landlock filesystem rules; a seccomp
-//! filter (the network's fallback where namespaces are not allowed); and
-//! `PR_SET_NO_NEW_PRIVS`, applied in the child between fork and exec.
+//! filter in every mode (UNIX sockets, keyrings, ptrace, mounts, ...; the network's too
+//! where namespaces are not allowed); and `PR_SET_NO_NEW_PRIVS`, applied in the child
+//! between fork and exec.
 //!
 //! The pieces, in the order a family meets them:
 //! - [`policy`]: the config resolved for one family (its override over `sandbox`);

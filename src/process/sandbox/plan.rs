@@ -5,7 +5,7 @@
 use super::confine::{Confinement, Namespaces};
 use super::landlock::{self, MINIMUM_ABI};
 use super::policy::SandboxPolicy;
-use super::seccomp;
+use super::seccomp::{self, FilterRules};
 use super::view::{self, View};
 use dsh_tools_protocol::{
     FamilySandbox, FilesystemIsolation, NetworkIsolation, SandboxMode, SandboxSupport,
@@ -93,30 +93,19 @@ impl Sandbox {
                 support.landlock_abi
             ));
         }
+        // Every confined spawn gets the system call filter (both modes).
+        if !support.seccomp {
+            missing.push("seccomp filters (for the system call filter)".to_owned());
+        }
         if !policy.network {
             sandbox.network_isolation = if support.user_namespaces {
                 NetworkIsolation::Namespace
-            } else if support.seccomp {
-                NetworkIsolation::Seccomp
             } else {
-                missing.push(
-                    "unprivileged user namespaces or seccomp filters (to refuse the network)"
-                        .to_owned(),
-                );
-                NetworkIsolation::None
+                NetworkIsolation::Seccomp
             };
         }
         if !missing.is_empty() {
-            let network_only = support.landlock_abi >= MINIMUM_ABI;
-            let escape = if network_only {
-                format!(
-                    "set {field}.network = true to allow the network, or {field}.mode = \"off\" \
-                     to run it unsandboxed",
-                    field = family.field
-                )
-            } else {
-                format!("set {}.mode = \"off\" to run it unsandboxed", family.field)
-            };
+            let escape = format!("set {}.mode = \"off\" to run it unsandboxed", family.field);
             sandbox.unavailable = Some(format!(
                 "{} is unavailable: the sandbox cannot be applied: this kernel lacks {}; {escape}",
                 family.name,
@@ -240,10 +229,11 @@ impl Sandbox {
         };
         let ruleset = landlock::ruleset(self.landlock_abi, &writable, &denied)?;
         let proc_read = (!denied.is_empty()).then(|| landlock::read_bits(self.landlock_abi));
-        let seccomp = match self.network_isolation {
-            NetworkIsolation::Seccomp => Some(seccomp::socket_filter()?),
-            NetworkIsolation::Namespace | NetworkIsolation::None => None,
-        };
+        let seccomp = Some(seccomp::filter(&FilterRules {
+            network_off: !self.network,
+            allow_unix: !self.allow_unix_sockets.is_empty(),
+            fallback: !self.namespaces,
+        })?);
         Confinement::new(ruleset, namespace, seccomp, proc_read)
     }
 
@@ -374,7 +364,7 @@ mod tests {
     }
 
     #[test]
-    fn the_network_falls_back_to_seccomp_and_fails_closed_without_either() {
+    fn the_network_falls_back_to_seccomp_and_a_kernel_without_seccomp_fails_closed() {
         let no_userns = SandboxSupport {
             user_namespaces: false,
             ..FULL
@@ -385,24 +375,33 @@ mod tests {
             sandbox.report().network_isolation,
             NetworkIsolation::Seccomp
         );
-        let neither = SandboxSupport {
-            seccomp: false,
-            ..no_userns
-        };
-        let message = Sandbox::check(family(None), &closed, &neither)
-            .unavailable()
-            .map(str::to_owned);
-        assert_eq!(
-            message.as_deref(),
-            Some(
-                "bash is unavailable: the sandbox cannot be applied: this kernel lacks \
-                 unprivileged user namespaces or seccomp filters (to refuse the network); set \
-                 builtins.bash.sandbox.network = true to allow the network, or \
-                 builtins.bash.sandbox.mode = \"off\" to run it unsandboxed"
-            )
-        );
-        let open = Sandbox::check(family(None), &policy(SandboxMode::ReadOnly, true), &neither);
-        assert_eq!(open.unavailable(), None);
+        // The filter is part of every confined spawn, the network on or off.
+        for support in [
+            SandboxSupport {
+                seccomp: false,
+                ..no_userns
+            },
+            SandboxSupport {
+                seccomp: false,
+                ..FULL
+            },
+        ] {
+            for network in [false, true] {
+                let checked = Sandbox::check(
+                    family(None),
+                    &policy(SandboxMode::ReadOnly, network),
+                    &support,
+                );
+                assert_eq!(
+                    checked.unavailable(),
+                    Some(
+                        "bash is unavailable: the sandbox cannot be applied: this kernel lacks \
+                         seccomp filters (for the system call filter); set \
+                         builtins.bash.sandbox.mode = \"off\" to run it unsandboxed"
+                    )
+                );
+            }
+        }
     }
 
     #[test]

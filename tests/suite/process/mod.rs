@@ -5,5 +5,6 @@
 mod budgets;
 mod sandbox;
 mod scratch;
+mod seccomp;
 mod tether;
 mod view;
