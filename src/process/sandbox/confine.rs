@@ -11,7 +11,7 @@
 //! 2. `PR_SET_NO_NEW_PRIVS` (setuid binaries cannot gain what the sandbox removes, and it
 //!    is what lets an unprivileged process install the next two);
 //! 3. `landlock_restrict_self` on the prepared ruleset;
-//! 4. the seccomp filter, when the network is refused by seccomp instead of a namespace.
+//! 4. the system call filter (every mode; after the view, which it forbids rebuilding).
 //!
 //! The ruleset and the filter are inherited across `fork` and `exec` by every descendant
 //! (a `setsid` grandchild included) and cannot be removed.
@@ -37,7 +37,7 @@ struct Prepared {
     namespace: Option<Namespaces>,
     /// The finished Landlock ruleset (close-on-exec: the program never sees it).
     ruleset: OwnedFd,
-    /// The socket filter when seccomp, not a namespace, refuses the network.
+    /// The system call filter (`super::seccomp`), installed last.
     seccomp: Option<Arc<BpfProgram>>,
     /// Read rights the child grants its own `/proc` in the ruleset, when `/` is not granted.
     proc_read: Option<u64>,
