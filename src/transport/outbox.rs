@@ -28,7 +28,8 @@ pub struct Outbox {
 
 /// One entry of the writer's queue.
 pub(super) enum Queued {
-    Message(Vec<u8>),
+    /// A message; `observed` when it is an observe-only notification.
+    Message { bytes: Vec<u8>, observed: bool },
     /// Deferred messages wait in [`Shared::deferred`]: write them after a pause.
     Deferred,
     /// Everything before this is written; the writer ends.
@@ -95,15 +96,21 @@ impl Outbox {
     /// Queues one compact JSON message, after the observe-only ones deferred before it.
     /// Returns `false` once the writer is gone.
     pub fn send(&self, payload: Vec<u8>) -> bool {
-        self.shared.queued_bytes.add(payload.len());
-        self.after_deferred(Queued::Message(payload))
+        self.shared.queued_bytes.add(payload.len(), false);
+        self.after_deferred(Queued::Message {
+            bytes: payload,
+            observed: false,
+        })
     }
 
     /// Queues `last` behind every deferred message, keeping their order.
     fn after_deferred(&self, last: Queued) -> bool {
         let mut deferred = self.shared.deferred.lock();
         for earlier in deferred.drain(..) {
-            let _ = self.sender.send(Queued::Message(earlier));
+            let _ = self.sender.send(Queued::Message {
+                bytes: earlier,
+                observed: true,
+            });
         }
         self.sender.send(last).is_ok()
     }
@@ -114,7 +121,7 @@ impl Outbox {
         if self.sender.is_closed() {
             return false;
         }
-        self.shared.queued_bytes.add(payload.len());
+        self.shared.queued_bytes.add(payload.len(), true);
         let mut deferred = self.shared.deferred.lock();
         deferred.push(payload);
         deferred.len() > 1 || self.sender.send(Queued::Deferred).is_ok()

@@ -47,7 +47,7 @@ pub(super) async fn write_loop<W: AsyncWrite + Unpin>(
         let result = pass
             .write(first, &mut receiver, &mut out, framing, &shared)
             .await;
-        shared.queued_bytes.written(pass.written);
+        shared.queued_bytes.written(pass.written, pass.awaited);
         shared.notify_drained();
         if result.is_err() {
             tracing::warn!("stdout closed: the client is gone");
@@ -81,6 +81,8 @@ async fn company(receiver: &mut mpsc::UnboundedReceiver<Queued>) -> Queued {
 struct Pass {
     /// Message bytes written (they leave the queued count).
     written: usize,
+    /// Of those, the bytes of messages that are not observe-only.
+    awaited: usize,
     /// The writer ends after this pass.
     last: bool,
     /// The pass stopped after writing a full buffer, before the queue was empty: written
@@ -99,8 +101,14 @@ impl Pass {
     ) -> std::io::Result<()> {
         while let Some(queued) = next.take() {
             match queued {
-                Queued::Message(message) => {
+                Queued::Message {
+                    bytes: message,
+                    observed,
+                } => {
                     self.written += message.len();
+                    if !observed {
+                        self.awaited += message.len();
+                    }
                     if out.put(framing, message).await? {
                         self.cut = true;
                         return out.finish(framing, None).await;
