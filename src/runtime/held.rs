@@ -18,7 +18,7 @@ use crate::transport::unsent_in_process;
 use parking_lot::{Condvar, Mutex};
 
 /// Bytes of output the earlier runs may hold before a later run's next line waits.
-pub(crate) const HELD_HIGH_WATER: u64 = 16 << 20;
+pub(crate) const HELD_HIGH_WATER: u64 = 8 << 20;
 
 /// How long a waiting line sleeps before it looks again (a missed wake-up costs no more).
 pub(crate) const RECHECK: Duration = Duration::from_millis(50);
