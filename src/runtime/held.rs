@@ -31,21 +31,28 @@ static NEXT: AtomicU64 = AtomicU64::new(0);
 /// One run's share of the ledger; dropping it (or [`Holding::release`]) gives the share back.
 pub(crate) struct Holding {
     order: u64,
+    /// Bytes queued for clients that count with the held output ([`unsent_in_process`];
+    /// the unit tests give their own, so other tests' connections cannot move them).
+    unsent: fn() -> usize,
 }
 
 impl Holding {
     /// A run's entry, after every run that started before it.
     pub(crate) fn new() -> Self {
+        Self::counting(unsent_in_process)
+    }
+
+    fn counting(unsent: fn() -> usize) -> Self {
         let order = NEXT.fetch_add(1, Ordering::Relaxed);
         HELD.lock().insert(order, 0);
-        Holding { order }
+        Holding { order, unsent }
     }
 
     /// Waits while earlier runs and unsent answers hold [`HELD_HIGH_WATER`] or more, or until
     /// `stopped` says the run is over (its lines are refused then anyway).
     pub(crate) fn wait_turn(&self, stopped: impl Fn() -> bool) {
         let mut held = HELD.lock();
-        while held_before(&held, self.order) >= HELD_HIGH_WATER && !stopped() {
+        while held_before(&held, self.order, (self.unsent)()) >= HELD_HIGH_WATER && !stopped() {
             RELEASED.wait_for(&mut held, RECHECK);
         }
     }
@@ -53,7 +60,7 @@ impl Holding {
     /// Whether earlier runs hold [`HELD_HIGH_WATER`] or more now: a run on the host's own
     /// workers (Python's) leaves its child's output unread meanwhile, instead of blocking.
     pub(crate) fn must_wait(&self) -> bool {
-        held_before(&HELD.lock(), self.order) >= HELD_HIGH_WATER
+        held_before(&HELD.lock(), self.order, (self.unsent)()) >= HELD_HIGH_WATER
     }
 
     /// Counts `bytes` more output held by this run.
@@ -78,8 +85,8 @@ impl Drop for Holding {
 }
 
 /// What earlier runs hold plus what waits to be written to clients.
-fn held_before(held: &BTreeMap<u64, u64>, order: u64) -> u64 {
-    let unsent = u64::try_from(unsent_in_process()).unwrap_or(u64::MAX);
+fn held_before(held: &BTreeMap<u64, u64>, order: u64, unsent: usize) -> u64 {
+    let unsent = u64::try_from(unsent).unwrap_or(u64::MAX);
     held.range(..order)
         .map(|(_, bytes)| bytes)
         .sum::<u64>()
@@ -95,11 +102,16 @@ mod tests {
     /// The ledger is the process's: these tests take turns (other tests hold only a little).
     static SERIAL: Mutex<()> = Mutex::new(());
 
+    /// No bytes queued for clients (other tests' connections do not count here).
+    fn nothing() -> usize {
+        0
+    }
+
     #[test]
     fn a_later_run_waits_while_earlier_ones_hold_the_bound_and_goes_on_when_they_release() {
         let _turn = SERIAL.lock();
-        let earlier = Holding::new();
-        let later = Arc::new(Holding::new());
+        let earlier = Holding::counting(nothing);
+        let later = Arc::new(Holding::counting(nothing));
         // The earliest run never waits on the runs after it.
         later.add(HELD_HIGH_WATER);
         earlier.wait_turn(|| false);
@@ -125,12 +137,21 @@ mod tests {
     #[test]
     fn a_stopped_run_does_not_wait() {
         let _turn = SERIAL.lock();
-        let earlier = Holding::new();
+        let earlier = Holding::counting(nothing);
         earlier.add(HELD_HIGH_WATER);
-        let later = Holding::new();
+        let later = Holding::counting(nothing);
         assert!(later.must_wait());
         later.wait_turn(|| true);
         drop(earlier);
         assert!(!later.must_wait());
+    }
+
+    #[test]
+    fn unsent_answers_count_even_for_the_earliest_run() {
+        let _turn = SERIAL.lock();
+        let behind = Holding::counting(|| usize::try_from(HELD_HIGH_WATER).unwrap_or(usize::MAX));
+        assert!(behind.must_wait());
+        behind.wait_turn(|| true);
+        assert!(!Holding::counting(nothing).must_wait());
     }
 }
