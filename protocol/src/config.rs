@@ -40,6 +40,9 @@ pub struct HostConfig {
     /// The OS sandbox of `bash`, Python Code Mode and MCP servers (each may override it).
     #[serde(default)]
     pub sandbox: SandboxConfig,
+    /// Bounds of `bash` commands that outlive their call.
+    #[serde(default)]
+    pub exec: crate::ExecConfig,
 }
 
 /// How tools are presented to the model.

@@ -8,6 +8,7 @@
 pub mod client;
 pub mod config;
 pub mod content;
+pub mod exec;
 pub mod execution;
 pub mod generate;
 
@@ -19,6 +20,7 @@ pub mod sandbox;
 pub use client::*;
 pub use config::*;
 pub use content::*;
+pub use exec::*;
 pub use execution::*;
 pub use lifecycle::*;
 pub use mcp::*;

@@ -14,6 +14,7 @@ use crate::registry::RegistryError;
 use crate::spill::SpillStore;
 use crate::tool::{DefinitionError, ToolDefinition};
 use bash::BashSettings;
+use bash::session::ExecSessions;
 use dsh_tools_protocol::{BuiltinsConfig, SandboxConfig};
 use fs::FsRoot;
 use std::io;
@@ -53,6 +54,7 @@ pub fn definitions(
     config: &BuiltinsConfig,
     spill: &Arc<SpillStore>,
     sandbox: &SandboxConfig,
+    sessions: &Arc<ExecSessions>,
 ) -> Result<Vec<ToolDefinition>, BuiltinsError> {
     let mut definitions = Vec::new();
     if let Some(fs_config) = &config.fs {
@@ -85,12 +87,13 @@ pub fn definitions(
             // Fail closed: the tool stays registered and each call fails with this.
             tracing::warn!("{message}");
         }
-        definitions.push(bash::definition(BashSettings {
+        definitions.extend(bash::definitions(BashSettings {
             cwd,
             max_output_bytes: bash::DEFAULT_OUTPUT_BYTES,
             spill: spill.clone(),
             sandbox,
             limits: bash_config.limits.clone(),
+            sessions: sessions.clone(),
         })?);
     }
     Ok(definitions)
@@ -103,9 +106,10 @@ pub fn register_builtins(
     runtime: &ToolRuntime,
     config: &BuiltinsConfig,
     sandbox: &SandboxConfig,
+    sessions: &Arc<ExecSessions>,
 ) -> Result<Vec<Arc<str>>, BuiltinsError> {
     let mut registered = Vec::new();
-    let definitions = definitions(config, runtime.spill(), sandbox)?;
+    let definitions = definitions(config, runtime.spill(), sandbox, sessions)?;
     let has_bash = definitions.iter().any(|d| &*d.name == "bash");
     for definition in definitions {
         match runtime.register(definition, None) {
@@ -147,7 +151,7 @@ mod tests {
             }),
             bash: None,
         };
-        register_builtins(&runtime, &config, &Default::default()).unwrap();
+        register_builtins(&runtime, &config, &Default::default(), &ExecSessions::new()).unwrap();
         let input = ToolExecutionInput::new(
             "c1",
             "write",

@@ -134,8 +134,8 @@ pub struct GenericResultView {
     pub content: Option<Vec<ContentBlock>>,
 }
 
-/// `{ card: 'terminal', title?, output?, exitCode?, signal? }`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// `{ card: 'terminal', title?, output?, exitCode?, signal?, sessionId?, running? }`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalResultView {
     /// Replacement title.
@@ -150,6 +150,12 @@ pub struct TerminalResultView {
     /// The signal that killed it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signal: Option<String>,
+    /// The exec session the command runs (or ran) as.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Whether that session was still running when the card was made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub running: Option<bool>,
 }
 
 /// `{ card: 'diff', title?, diffs }`.

@@ -33,7 +33,8 @@ pub async fn serve_mcp(
         tracing::warn!("{e}");
     }
     let front = McpFront::new(host.runtime.clone(), mode, host.metrics_table())
-        .with_language(config.code_runtime.language);
+        .with_language(config.code_runtime.language)
+        .forwarding_exits(&host.exec);
     let served = match (over_http, listening) {
         (Some(options), Some(listening)) => {
             // The one line a launcher reads to find the server (and, when generated, its

@@ -4,6 +4,7 @@
 //! `run`, `sdk`) builds its host here; a front end adds only its transport and the hooks
 //! that reach its client (approvals, progress, dispatch events).
 
+use crate::builtins::bash::session::ExecSessions;
 use crate::builtins::{self, BuiltinsError};
 use crate::code_mode::CodeMode;
 use crate::mcp::McpHost;
@@ -33,6 +34,8 @@ pub struct Host {
     pub code: Arc<CodeMode>,
     /// The ingested MCP servers.
     pub mcp: McpHost,
+    /// Commands that outlived their `bash` call.
+    pub exec: Arc<ExecSessions>,
     /// The configured policy: permission rules, retry and metrics (set by `configure`).
     policy: Mutex<Option<PolicySet>>,
 }
@@ -48,10 +51,15 @@ impl Host {
         crate::discovery::install(&runtime, &code)
             .unwrap_or_else(|e| unreachable!("search_tools definition is valid: {e}"));
         code.set_max_depth(config.transport.max_nesting_depth);
+        let exec = ExecSessions::new();
+        exec.configure(&config.exec);
+        let closing = exec.clone();
+        runtime.on_scopes_closed(Arc::new(move |scopes| closing.close_scopes(scopes)));
         Host {
             runtime,
             code,
             mcp: McpHost::new(),
+            exec,
             policy: Mutex::new(None),
         }
     }
@@ -78,7 +86,8 @@ impl Host {
             }
         }
         self.runtime.configure(config);
-        builtins::register_builtins(&self.runtime, &config.builtins, &config.sandbox)?;
+        self.exec.configure(&config.exec);
+        builtins::register_builtins(&self.runtime, &config.builtins, &config.sandbox, &self.exec)?;
         self.code.configure(config.code_runtime.clone());
         self.code.set_sandbox(config.sandbox.clone());
         self.code.set_max_depth(config.transport.max_nesting_depth);
@@ -123,9 +132,10 @@ impl Host {
             .unwrap_or_default()
     }
 
-    /// Ends the host's work once every call has settled: the MCP servers are terminated and
-    /// reaped, and the spill files go (unless `spill.keep`).
+    /// Ends the host's work once every call has settled: the exec sessions are killed, the
+    /// MCP servers are terminated and reaped, and the spill files go (unless `spill.keep`).
     pub async fn shutdown(&self) {
+        self.exec.shutdown().await;
         self.mcp.shutdown().await;
         self.runtime.spill().cleanup();
     }

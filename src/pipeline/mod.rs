@@ -96,7 +96,12 @@ pub struct ToolRuntime {
     pub(crate) spill: Arc<SpillStore>,
     /// Where live output and progress of running calls go (set once, by the front end).
     progress: OnceLock<Arc<dyn ProgressSink>>,
+    /// What else ends with an agent scope (its exec sessions, its network).
+    scope_closers: RwLock<Vec<ScopeCloser>>,
 }
+
+/// Called with the scopes `agents/close` ended (the one named and its descendants).
+pub type ScopeCloser = Arc<dyn Fn(&[AgentId]) + Send + Sync>;
 
 impl ToolRuntime {
     /// A runtime configured by `config` (presentation, parallelism, timeout enforcement).
@@ -108,6 +113,7 @@ impl ToolRuntime {
             builtin_wrappers: RwLock::new(Vec::new()),
             spill: SpillStore::new(&config.spill),
             progress: OnceLock::new(),
+            scope_closers: RwLock::new(Vec::new()),
         });
         runtime.configure(config);
         runtime
@@ -227,11 +233,21 @@ impl ToolRuntime {
         removed
     }
 
-    /// Closes an agent scope: its registrations and its listeners.
+    /// Closes an agent scope: its registrations, its listeners and whatever was tied to
+    /// it by [`on_scopes_closed`](Self::on_scopes_closed).
     pub fn close_agent(&self, agent: &str) -> Result<(), RegistryError> {
         let closed = self.registry.close_agent(agent)?;
         self.hooks.update(|set| set.remove_agents(&closed));
+        let closers = self.scope_closers.read().clone();
+        for closer in closers {
+            closer(&closed);
+        }
         Ok(())
+    }
+
+    /// Ties `closer` to every `agents/close`.
+    pub fn on_scopes_closed(&self, closer: ScopeCloser) {
+        self.scope_closers.write().push(closer);
     }
 
     /// `parallel` only when the visible definition classifies these arguments exactly `true`;

@@ -23,6 +23,8 @@ pub struct ProcessGroup {
     depth: usize,
     /// The tree's budget (its leaf removed after the kill, as fields drop after `drop`).
     budget: Option<Budget>,
+    /// The program leads a session of its own on a terminal (polite signals go to it).
+    terminal: bool,
 }
 
 impl ProcessGroup {
@@ -42,6 +44,20 @@ impl ProcessGroup {
         confinement: &Confinement,
         budget: Option<Budget>,
     ) -> io::Result<Self> {
+        Self::spawn_with(command, confinement, budget, false)
+    }
+
+    /// [`spawn_budgeted`](Self::spawn_budgeted); with `terminal`, the program (below the
+    /// tether's keepers, before its confinement) starts a session of its own and makes its
+    /// stdin, a terminal the caller opened, its controlling terminal: keys like `^C` then
+    /// reach its foreground job. Where the tether has no keepers the program leads the
+    /// host's group and cannot start a session: it still sees a terminal, without job control.
+    pub fn spawn_with(
+        command: &mut Command,
+        confinement: &Confinement,
+        budget: Option<Budget>,
+        terminal: bool,
+    ) -> io::Result<Self> {
         if let Some(join) = budget.as_ref().and_then(Budget::joiner) {
             // SAFETY: the joiner makes raw open, write and close calls on paths made
             // before fork, allocating nothing.
@@ -56,6 +72,17 @@ impl ProcessGroup {
         unsafe {
             command.pre_exec(|| tether.apply());
         }
+        if terminal {
+            // SAFETY: setsid and ioctl are async-signal-safe and touch no memory of ours.
+            unsafe {
+                command.pre_exec(|| {
+                    if libc::setsid() >= 0 {
+                        libc::ioctl(0, libc::TIOCSCTTY, 0);
+                    }
+                    Ok(())
+                });
+            }
+        }
         confinement.install(command);
         command.process_group(0).kill_on_drop(true);
         let child = super::spawner::spawn(command)?;
@@ -68,6 +95,7 @@ impl ProcessGroup {
             group,
             depth: tether.depth(),
             budget,
+            terminal,
         })
     }
 
@@ -122,8 +150,19 @@ impl ProcessGroup {
         Some(pid)
     }
 
-    /// Sends `signal` to every process of the group (nothing once the group was killed).
+    /// Sends `signal` to every process of the group (nothing once the group was killed);
+    /// on a terminal, a polite one to the program's own session group.
     pub fn signal(&self, signal: Signal) {
+        if self.terminal
+            && signal != Signal::SIGKILL
+            && self.depth > 0
+            && let Some(program) = self.program_pid()
+        {
+            // The program left the group for its terminal's session; the keepers ignore
+            // polite signals anyway.
+            let _ = killpg(Pid::from_raw(program), signal);
+            return;
+        }
         if let Some(group) = self.group {
             // ESRCH (the group is already empty) is the expected outcome of a clean exit.
             let _ = killpg(group, signal);

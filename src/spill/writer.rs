@@ -55,6 +55,16 @@ impl SpillWriter {
         Ok(())
     }
 
+    /// Writes what is buffered, so a reader of the file sees every byte written so far.
+    pub fn flush(&mut self) -> Result<(), SpillFault> {
+        self.file.flush().map_err(|e| self.io_fault(&e))
+    }
+
+    /// Bytes written so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
     /// Flushes and closes the file; it may be evicted from now on.
     pub fn finish(mut self) -> Result<SpillRef, SpillFault> {
         self.file.flush().map_err(|e| self.io_fault(&e))?;

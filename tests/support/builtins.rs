@@ -3,6 +3,7 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use dsh_tools::builtins::bash::session::ExecSessions;
 use dsh_tools::builtins::register_builtins;
 use dsh_tools::{ToolExecutionInput, ToolExecutionResult, ToolRuntime};
 use dsh_tools_protocol::{BashConfig, BuiltinsConfig, FsConfig, HostConfig};
@@ -45,7 +46,13 @@ impl Workspace {
         std::fs::create_dir_all(&outside).unwrap();
         std::fs::write(outside.join("secret.txt"), "TODO secret\n").unwrap();
         let runtime = ToolRuntime::new(&host);
-        register_builtins(&runtime, &builtins(root.to_str().unwrap()), &host.sandbox).unwrap();
+        register_builtins(
+            &runtime,
+            &builtins(root.to_str().unwrap()),
+            &host.sandbox,
+            &ExecSessions::new(),
+        )
+        .unwrap();
         Workspace {
             _dir: dir,
             root,

@@ -9,6 +9,7 @@ mod denial;
 pub mod escalation;
 mod live;
 mod run;
+pub mod session;
 mod spool;
 
 use crate::builtins::cards::{parse, success_meta};
@@ -23,10 +24,11 @@ use crate::tool::{
     Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
 };
 use dsh_tools_protocol::{BashLimits, SandboxMode};
-use run::{Ending, Keep};
+use run::{Ending, Keep, Run};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::json;
+use session::{ExecSessions, SessionCall};
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -53,6 +55,8 @@ pub struct BashSettings {
     /// What one command's whole process tree may use (`builtins.bash.limits`; escalated
     /// calls too: budgets are not the sandbox).
     pub limits: BashLimits,
+    /// The host's exec sessions (commands that outlive their call).
+    pub sessions: Arc<ExecSessions>,
 }
 
 impl BashSettings {
@@ -92,6 +96,20 @@ struct BashArgs {
     timeout: Option<i64>,
     #[serde(default)]
     dangerously_disable_sandbox: bool,
+    yield_ms: Option<i64>,
+    #[serde(default)]
+    background: bool,
+    #[serde(default)]
+    tty: bool,
+    #[serde(default)]
+    detach: bool,
+}
+
+impl BashArgs {
+    /// Whether the command may outlive the call (or needs a session's terminal).
+    fn may_become_session(&self) -> bool {
+        self.yield_ms.is_some() || self.background || self.tty
+    }
 }
 
 /// The canonical value of a command that ran to its end.
@@ -120,6 +138,15 @@ pub struct BashOutput {
     /// for escalation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+    /// The session the command runs on as, when it outlived the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// `true` when it runs on as a session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<bool>,
+    /// The session's file: everything the command prints, from its start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_file: Option<SpilledStream>,
 }
 
 impl BashOutput {
@@ -136,8 +163,8 @@ impl BashOutput {
     }
 }
 
-/// The `bash` definition.
-pub fn definition(settings: BashSettings) -> Result<ToolDefinition, DefinitionError> {
+/// The `bash` definition, then its session tools.
+pub fn definitions(settings: BashSettings) -> Result<Vec<ToolDefinition>, DefinitionError> {
     let cwd = settings.cwd.display().to_string();
     let keep = settings.keep();
     let kept = match keep.spill {
@@ -154,17 +181,22 @@ pub fn definition(settings: BashSettings) -> Result<ToolDefinition, DefinitionEr
     let description = format!(
         "Run a bash command in {cwd} and return its stdout, stderr and exit code. {sandbox} It \
          has a minimal environment. `timeout` is in ms (default {DEFAULT_TIMEOUT_MS}, at most \
-         {MAX_TIMEOUT_MS}); on timeout the command and everything it started are killed. {kept}",
+         {MAX_TIMEOUT_MS}); on timeout the command and everything it started are killed. {kept}          For a dev server, a watcher, a long build or an interactive program, set yieldMs (or          background: true): if the command is still running then, the call returns what it          printed so far and a sessionId; bash_output reads more (waiting for a line with          `until`), bash_write types into it, bash_kill stops it. tty: true gives it a terminal          (REPLs, prompts).",
         sandbox = sandbox_sentence(&settings.sandbox),
     );
+    let session_tools = session::tools::definitions(&settings.sessions, keep.budget)?;
     let settings = Arc::new(settings);
-    ToolDefinition::builder("bash")
+    let bash = ToolDefinition::builder("bash")
         .description(description)
         .parameters(json!({
             "command": { "type": "string", "required": true, "description": "The command to run." },
             "timeout": { "type": "integer", "description": "Timeout in milliseconds." },
             "description": { "type": "string", "description": "What the command does, in a few words (shown to the user)." },
-            "dangerouslyDisableSandbox": { "type": "boolean", "description": "Run this one command outside the sandbox; the user is asked to approve it." }
+            "dangerouslyDisableSandbox": { "type": "boolean", "description": "Run this one command outside the sandbox; the user is asked to approve it." },
+            "yieldMs": { "type": "integer", "description": "Answer after this long (ms) even if the command is still running; it then runs on as a session." },
+            "background": { "type": "boolean", "description": "Answer at once; the command runs on as a session (same as yieldMs: 0)." },
+            "tty": { "type": "boolean", "description": "Run the command on a terminal (isatty is true; escape sequences are removed from what you read)." },
+            "detach": { "type": "boolean", "description": "In a run_code program: keep the session after the program ends (otherwise it is killed then)." }
         }))
         .output(json!({
             "type": "object",
@@ -177,7 +209,10 @@ pub fn definition(settings: BashSettings) -> Result<ToolDefinition, DefinitionEr
                 "truncated": { "type": "boolean", "required": true },
                 "stdoutSpill": spilled_stream_schema(),
                 "stderrSpill": spilled_stream_schema(),
-                "sandbox": { "type": "string" }
+                "sandbox": { "type": "string" },
+                "sessionId": { "type": "string" },
+                "running": { "type": "boolean" },
+                "outputFile": spilled_stream_schema()
             }
         }))
         .render(Render::Custom(Arc::new(TextRenderer(render))))
@@ -191,7 +226,8 @@ pub fn definition(settings: BashSettings) -> Result<ToolDefinition, DefinitionEr
                 let output = bash(&settings, &args, &ctx).await?;
                 typed::output(&output)
             }
-        })
+        })?;
+    Ok(std::iter::once(bash).chain(session_tools).collect())
 }
 
 async fn bash(
@@ -218,6 +254,9 @@ async fn bash(
         true => &unsandboxed,
         false => &settings.sandbox,
     };
+    if args.may_become_session() {
+        return in_session(settings, args, ctx, sandbox, timeout).await;
+    }
     let run = run::run(
         &args.command,
         &settings.cwd,
@@ -231,6 +270,93 @@ async fn bash(
         sandbox,
     )
     .await?;
+    answer(settings, sandbox, run, timeout)
+}
+
+/// A call that may leave its command running as a session (`yieldMs`, `background`, `tty`).
+async fn in_session(
+    settings: &BashSettings,
+    args: &BashArgs,
+    ctx: &ToolRunContext,
+    sandbox: &Sandbox,
+    timeout: Duration,
+) -> Result<BashOutput, ToolError> {
+    let yield_after = match (args.background, args.yield_ms) {
+        (true, _) => Some(Duration::ZERO),
+        (false, Some(ms)) if (0..=MAX_TIMEOUT_MS).contains(&ms) => {
+            Some(Duration::from_millis(ms.unsigned_abs()))
+        }
+        (false, Some(_)) => {
+            return Err(ToolError::new(format!(
+                "yieldMs must be between 0 and {MAX_TIMEOUT_MS}"
+            )));
+        }
+        (false, None) => None,
+    };
+    // A command that may run on is bounded by its timeout only when the call sets one.
+    let timeout = match yield_after {
+        None => Some(timeout),
+        Some(_) => args.timeout.map(|_| timeout),
+    };
+    // A Code Mode program's session ends with its run unless it is detached.
+    let owner =
+        (ctx.execution.parent.is_some() && !args.detach).then(|| ctx.signal.caller_token().clone());
+    let keep = settings.keep();
+    let call = SessionCall {
+        command: &args.command,
+        cwd: &settings.cwd,
+        limits: &settings.limits,
+        sandbox,
+        keep: &keep,
+        tty: args.tty,
+        yield_after,
+        timeout,
+        owner,
+    };
+    match session::start(&settings.sessions, call, ctx).await? {
+        session::Outcome::Finished(run) => {
+            answer(settings, sandbox, run, timeout.unwrap_or(Duration::ZERO))
+        }
+        session::Outcome::Running {
+            session,
+            stdout,
+            stderr,
+        } => {
+            let output_file = session.lock().log.saved().map(|saved| SpilledStream {
+                path: saved.path.display().to_string(),
+                bytes: saved.bytes,
+            });
+            let spilled = |stream: &spool::Spooled| {
+                stream.spilled.as_ref().map(|saved| SpilledStream {
+                    path: saved.path.display().to_string(),
+                    bytes: saved.bytes,
+                })
+            };
+            Ok(BashOutput {
+                truncated: stdout.truncated || stderr.truncated,
+                stdout_spill: spilled(&stdout),
+                stderr_spill: spilled(&stderr),
+                stdout: stdout.text,
+                stderr: stderr.text,
+                exit_code: None,
+                signal: None,
+                sandbox: None,
+                session_id: Some(session.id.clone()),
+                running: Some(true),
+                output_file,
+            })
+        }
+    }
+}
+
+/// The value of a command that ended within its call.
+fn answer(
+    settings: &BashSettings,
+    sandbox: &Sandbox,
+    run: Run,
+    timeout: Duration,
+) -> Result<BashOutput, ToolError> {
+    let timeout_ms = timeout.as_millis();
     let spilled = |stream: &spool::Spooled| {
         stream.spilled.as_ref().map(|saved| SpilledStream {
             path: saved.path.display().to_string(),
@@ -246,6 +372,9 @@ async fn bash(
         stdout: run.stdout.text,
         stderr: run.stderr.text,
         sandbox: None,
+        session_id: None,
+        running: None,
+        output_file: None,
     };
     match run.ending {
         Ending::Exited(status) => {
@@ -300,7 +429,7 @@ async fn bash(
 }
 
 /// The value schema of a spilled stream.
-fn spilled_stream_schema() -> Value {
+pub(crate) fn spilled_stream_schema() -> Value {
     json!({
         "type": "object",
         "additionalProperties": false,
@@ -342,7 +471,19 @@ fn sandbox_sentence(sandbox: &Sandbox) -> String {
 /// What the model reads: the output, how to read a spilled stream, then a status line
 /// unless the command exited 0, then the sandbox's line when it refused something.
 fn render(output: &BashOutput) -> String {
-    let text = render_output(output);
+    let mut text = render_output(output);
+    if let Some(id) = &output.session_id {
+        let saved = output
+            .output_file
+            .as_ref()
+            .map(|file| format!(" Everything it prints is saved in {}.", file.path))
+            .unwrap_or_default();
+        text = format!(
+            "{text}\n[Still running as session {id}: bash_output {{\"sessionId\": \"{id}\"}} \
+             reads what it prints next (waitMs and until wait for it), bash_write types into \
+             it, bash_kill stops it.{saved}]"
+        );
+    }
     match &output.sandbox {
         Some(line) => format!("{text}\n{line}"),
         None => text,
@@ -426,6 +567,7 @@ impl ToolCards for BashCards {
             output: Some(meta.output),
             exit_code: meta.exit_code,
             signal: meta.signal,
+            ..TerminalResultView::default()
         })
         .to_json()
     }
@@ -445,6 +587,9 @@ mod tests {
             stdout_spill: None,
             stderr_spill: None,
             sandbox: None,
+            session_id: None,
+            running: None,
+            output_file: None,
         };
         assert_eq!(render(&output), expected);
     }

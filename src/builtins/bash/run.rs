@@ -31,10 +31,10 @@ const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 /// group with `setsid` can hold them); what was captured by then is reported.
 const DRAIN_GRACE: Duration = Duration::from_secs(1);
 /// How long a SIGKILLed shell may take to be reaped (longer only in an uninterruptible wait).
-const REAP_GRACE: Duration = Duration::from_secs(5);
+pub const REAP_GRACE: Duration = Duration::from_secs(5);
 /// How often a running command's budget is read: a leaf's OOM count, or a polled tree's
 /// memory and processes (which may grow past the limit between two readings).
-const BUDGET_CHECK: Duration = Duration::from_millis(100);
+pub const BUDGET_CHECK: Duration = Duration::from_millis(100);
 
 /// How the command ended.
 #[derive(Debug)]
@@ -81,28 +81,63 @@ pub struct Bounds<'a> {
     pub limits: &'a BashLimits,
 }
 
-/// Runs `bash -c command` in `cwd` with a scrubbed environment, confined by `sandbox` and
-/// within `bounds`, reporting its output live to `progress` as it arrives.
-pub async fn run(
+/// How the command's standard streams are connected.
+pub enum Stdio3 {
+    /// stdin empty, stdout and stderr piped (a call that cannot outlive itself).
+    Pipes,
+    /// stdin piped too, for `bash_write`.
+    PipesWithInput,
+    /// All three on this end of a terminal.
+    Terminal(std::os::fd::OwnedFd),
+}
+
+/// A command just started.
+pub struct Started {
+    /// Its process group (killed on drop).
+    pub group: ProcessGroup,
+    /// Its scratch dir (removed on drop), when sandboxed.
+    pub scratch: Option<Scratch>,
+}
+
+/// Starts `bash -c command` in `cwd` with a scrubbed environment, confined by `sandbox` and
+/// within `limits`, its streams connected as `stdio`.
+pub fn start(
     command: &str,
     cwd: &Path,
-    bounds: Bounds<'_>,
-    signal: &Signal,
-    progress: &Progress,
-    keep: &Keep,
+    limits: &BashLimits,
     sandbox: &Sandbox,
-) -> Result<Run, ToolError> {
-    let Bounds { timeout, limits } = bounds;
+    stdio: Stdio3,
+) -> Result<Started, ToolError> {
     let mut shell = tokio::process::Command::new("bash");
     shell
         .arg("-c")
         .arg(command)
         .current_dir(cwd)
         .env_clear()
-        .envs(scrubbed_environment())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .envs(scrubbed_environment());
+    let terminal = matches!(stdio, Stdio3::Terminal(_));
+    match stdio {
+        Stdio3::Pipes => {
+            shell.stdin(Stdio::null());
+            shell.stdout(Stdio::piped()).stderr(Stdio::piped());
+        }
+        Stdio3::PipesWithInput => {
+            shell.stdin(Stdio::piped());
+            shell.stdout(Stdio::piped()).stderr(Stdio::piped());
+        }
+        Stdio3::Terminal(end) => {
+            let copy = |end: &std::os::fd::OwnedFd| {
+                end.try_clone()
+                    .map(Stdio::from)
+                    .map_err(|e| ToolError::new(format!("cannot open a terminal: {e}")))
+            };
+            shell
+                .stdin(copy(&end)?)
+                .stdout(copy(&end)?)
+                .stderr(Stdio::from(end));
+            shell.env("TERM", "xterm-256color");
+        }
+    }
     let scratch = match sandbox.is_off() {
         true => None,
         false => Some(Scratch::create("bash").map_err(|e| {
@@ -121,8 +156,24 @@ pub async fn run(
         cpu_percent: limits.cpu_percent,
     })
     .map_err(|e| ToolError::new(format!("cannot budget bash: {e}")))?;
-    let mut group = ProcessGroup::spawn_budgeted(&mut shell, &confinement, Some(budget))
+    let group = ProcessGroup::spawn_with(&mut shell, &confinement, Some(budget), terminal)
         .map_err(|e| ToolError::new(format!("cannot start bash: {e}")))?;
+    Ok(Started { group, scratch })
+}
+
+/// Runs `bash -c command` in `cwd` with a scrubbed environment, confined by `sandbox` and
+/// within `bounds`, reporting its output live to `progress` as it arrives.
+pub async fn run(
+    command: &str,
+    cwd: &Path,
+    bounds: Bounds<'_>,
+    signal: &Signal,
+    progress: &Progress,
+    keep: &Keep,
+    sandbox: &Sandbox,
+) -> Result<Run, ToolError> {
+    let Bounds { timeout, limits } = bounds;
+    let Started { mut group, scratch } = start(command, cwd, limits, sandbox, Stdio3::Pipes)?;
     let stdout = capture(
         group.child().stdout.take(),
         Spool::new("stdout", keep.budget, keep.spill.clone()),
@@ -148,18 +199,25 @@ pub async fn run(
         group.kill_and_reap(REAP_GRACE).await;
     }
     let (stdout, stderr) = futures::future::join(drain(stdout), drain(stderr)).await;
-    // Finishing flushes spill files: off the async threads.
-    let preview = keep.preview;
-    let finish = move || (stdout.finish(preview), stderr.finish(preview));
-    let (stdout, stderr) = tokio::task::spawn_blocking(finish)
-        .await
-        .map_err(|e| ToolError::new(format!("cannot collect the output: {e}")))?;
+    let (stdout, stderr) = finish_spools(stdout, stderr, keep.preview).await?;
     Ok(Run {
         ending,
         stdout,
         stderr,
         scratch: scratch.as_ref().map(|s| s.path().to_owned()),
     })
+}
+
+/// Finishes both spools off the async threads (finishing flushes spill files).
+pub async fn finish_spools(
+    stdout: Spool,
+    stderr: Spool,
+    preview: usize,
+) -> Result<(Spooled, Spooled), ToolError> {
+    let finish = move || (stdout.finish(preview), stderr.finish(preview));
+    tokio::task::spawn_blocking(finish)
+        .await
+        .map_err(|e| ToolError::new(format!("cannot collect the output: {e}")))
 }
 
 /// One stream being read into a bounded capture.
@@ -172,45 +230,75 @@ struct Capture {
 fn capture(
     pipe: Option<impl AsyncRead + Unpin + Send + 'static>,
     spool: Spool,
-    mut live: LiveOutput,
+    live: LiveOutput,
 ) -> Capture {
     let captured = Arc::new(Mutex::new(spool));
-    let reader = pipe.map(|mut pipe| {
+    let reader = pipe.map(|pipe| {
         let captured = captured.clone();
-        tokio::spawn(async move {
-            let mut buffer = vec![0u8; READ_BYTES];
-            loop {
-                let read = match live.due() {
-                    None => pipe.read(&mut buffer).await,
-                    // A read is cancel-safe: nothing is lost when the flush comes first.
-                    Some(due) => tokio::select! {
-                        read = pipe.read(&mut buffer) => read,
-                        () = tokio::time::sleep_until(due) => {
-                            live.flush();
-                            continue;
-                        }
-                    },
-                };
-                let Ok(read @ 1..) = read else { break };
-                captured.lock().push(&buffer[..read]);
-                live.push(&buffer[..read]);
-            }
-            live.finish();
+        read_stream(pipe, live, move |bytes| {
+            captured.lock().push(bytes);
+            true
         })
     });
     Capture { captured, reader }
 }
 
+/// Reads `pipe` to its end, handing each read to `push` and, while `push` says so, to
+/// `live` (coalesced on its schedule).
+pub fn read_stream(
+    mut pipe: impl AsyncRead + Unpin + Send + 'static,
+    live: LiveOutput,
+    mut push: impl FnMut(&[u8]) -> bool + Send + 'static,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut live = Some(live);
+        let mut buffer = vec![0u8; READ_BYTES];
+        loop {
+            let read = match live.as_ref().and_then(LiveOutput::due) {
+                None => pipe.read(&mut buffer).await,
+                // A read is cancel-safe: nothing is lost when the flush comes first.
+                Some(due) => tokio::select! {
+                    read = pipe.read(&mut buffer) => read,
+                    () = tokio::time::sleep_until(due) => {
+                        if let Some(live) = live.as_mut() {
+                            live.flush();
+                        }
+                        continue;
+                    }
+                },
+            };
+            let Ok(read @ 1..) = read else { break };
+            let bytes = &buffer[..read];
+            if push(bytes) {
+                if let Some(live) = live.as_mut() {
+                    live.push(bytes);
+                }
+            } else if let Some(live) = live.take() {
+                live.finish();
+            }
+        }
+        if let Some(live) = live {
+            live.finish();
+        }
+    })
+}
+
 /// Waits (within [`DRAIN_GRACE`]) for the pipe to close, then hands back the capture.
 async fn drain(capture: Capture) -> Spool {
-    if let Some(mut reader) = capture.reader
-        && tokio::time::timeout(DRAIN_GRACE, &mut reader)
-            .await
-            .is_err()
+    if let Some(reader) = capture.reader {
+        wait_for_reader(reader).await;
+    }
+    std::mem::replace(&mut *capture.captured.lock(), Spool::new("", 0, None))
+}
+
+/// Waits (within [`DRAIN_GRACE`]) for a reader to reach its stream's end, then stops it.
+pub async fn wait_for_reader(mut reader: JoinHandle<()>) {
+    if tokio::time::timeout(DRAIN_GRACE, &mut reader)
+        .await
+        .is_err()
     {
         reader.abort();
     }
-    std::mem::replace(&mut *capture.captured.lock(), Spool::new("", 0, None))
 }
 
 fn scrubbed_environment() -> Vec<(&'static str, OsString)> {

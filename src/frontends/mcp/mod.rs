@@ -9,16 +9,19 @@
 //! `notifications/progress` ([`progress`]).
 
 mod admission;
+mod exits;
 pub mod http;
 mod progress;
 mod session;
 
+use crate::builtins::bash::session::ExecSessions;
 use crate::code_mode::CodeMode;
 use crate::codegen::{run_code_description_in, run_code_input_schema_in};
 use crate::pipeline::ToolRuntime;
 use crate::pipeline::wrappers::Metrics;
 use crate::tool::{AgentId, Signal, ToolDefinition, ToolExecutionInput};
 use dsh_tools_protocol::{CodeLanguage, PresentationMode};
+use exits::ExitForwarder;
 use progress::ProgressForwarder;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -59,6 +62,8 @@ pub struct McpFront {
     changes: Option<broadcast::Sender<Option<AgentId>>>,
     /// The runtime's progress sink: calls whose client asked for progress.
     progress: Arc<ProgressForwarder>,
+    /// Each scope's client, told when its exec sessions end.
+    exits: Arc<ExitForwarder>,
 }
 
 impl McpFront {
@@ -80,7 +85,20 @@ impl McpFront {
             session: None,
             changes: None,
             progress,
+            exits: Arc::default(),
         }
+    }
+
+    /// The same front, telling each scope's client when its exec sessions end.
+    pub fn forwarding_exits(self, exec: &ExecSessions) -> Self {
+        exec.set_events(Some(Arc::new(self.exits.clone())));
+        let exits = self.exits.clone();
+        self.runtime.on_scopes_closed(Arc::new(move |scopes| {
+            for scope in scopes {
+                exits.disconnect(&Some(scope.clone()));
+            }
+        }));
+        self
     }
 
     /// The same front, its sessions announcing registry changes that concern their scope
@@ -109,6 +127,7 @@ impl McpFront {
             session: Some(Arc::new(scope)),
             changes: self.changes.clone(),
             progress: self.progress.clone(),
+            exits: self.exits.clone(),
         })
     }
 
@@ -249,6 +268,9 @@ fn as_object(schema: Value) -> JsonObject {
 
 impl ServerHandler for McpFront {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if self.session.is_some() {
+            self.exits.connect(self.scope.clone(), context.peer.clone());
+        }
         let (Some(changes), Some(session)) = (&self.changes, &self.session) else {
             return;
         };
@@ -280,11 +302,14 @@ impl ServerHandler for McpFront {
         });
     }
 
+    // `logging` carries `bash/exited` (see `exits`), deprecated by SEP-2577 but still shown.
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_resources()
+            .enable_logging()
             .build();
         InitializeResult::new(capabilities)
             .with_server_info(Implementation::new("dsh-tools", env!("CARGO_PKG_VERSION")))
@@ -371,6 +396,7 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     let runtime = front.runtime.clone();
+    let exits = front.exits.clone();
     let session = tokio::select! {
         () = stop.cancelled() => return Ok(()),
         session = serve_server(front, (input, output)) => {
@@ -383,6 +409,7 @@ where
         .registry()
         .on_change(Arc::new(move |_| on_change.notify_one()));
     let peer = session.peer().clone();
+    exits.connect(None, peer.clone());
     let announcer = tokio::spawn(async move {
         loop {
             changed.notified().await;

@@ -1,16 +1,18 @@
 //! What the connection tells its client on its own: `tools/result` for every final
-//! outcome, Code Mode's dispatch events and live output, in the detail the client chose.
+//! outcome, Code Mode's dispatch events and live output, in the detail the client chose,
+//! and `bash/exited` when an exec session ends.
 
 use super::backpressure::WORK_HIGH_WATER;
 use super::convert;
+use crate::builtins::bash::session::SessionEvents;
 use crate::code_mode::{CodeEvents, DispatchEnd, DispatchStart, stream_name};
 use crate::pipeline::hooks::ResultObserver;
 use crate::runtime::LogStream;
 use crate::tool::{ToolExecution, ToolExecutionResult};
 use crate::transport::{OBSERVED_HIGH_WATER, Outbox};
 use dsh_tools_protocol::{
-    CodeDispatchEvents, CodeDispatchStartNotification, CodeDispatchStartSummary,
-    CodeDispatchSummary, CodeLogNotification, DispatchTime,
+    BashExitedNotification, CodeDispatchEvents, CodeDispatchStartNotification,
+    CodeDispatchStartSummary, CodeDispatchSummary, CodeLogNotification, DispatchTime,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -139,5 +141,16 @@ impl CodeEvents for CodeNotifier {
 
     fn behind(&self) -> bool {
         self.outbox.queued_bytes() >= WORK_HIGH_WATER
+    }
+}
+
+/// Sends `bash/exited` when a session the model was given ends.
+pub struct ExitNotifier {
+    pub outbox: Outbox,
+}
+
+impl SessionEvents for ExitNotifier {
+    fn exited(&self, exited: &BashExitedNotification) {
+        self.outbox.notify("bash/exited", exited);
     }
 }

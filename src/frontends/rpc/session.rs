@@ -4,7 +4,7 @@
 
 use super::lifecycle::LifecycleGate;
 use super::list_changed::ListChanges;
-use super::notifiers::{CodeNotifier, DispatchDetail, ResultNotifier};
+use super::notifiers::{CodeNotifier, DispatchDetail, ExitNotifier, ResultNotifier};
 use super::progress::ProgressRoutes;
 use super::requests::InFlight;
 use crate::host::Host;
@@ -66,6 +66,9 @@ impl Session {
             outbox: outbox.clone(),
             detail: dispatch_detail.clone(),
         }));
+        host.exec.set_events(Some(Arc::new(ExitNotifier {
+            outbox: outbox.clone(),
+        })));
         let list_changes = ListChanges::new(outbox.clone());
         let announcer = list_changes.clone();
         host.runtime

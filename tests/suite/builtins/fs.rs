@@ -7,6 +7,7 @@ use crate::support::builtins as builtins_support;
 
 use builtins_support::{Workspace, failure, value};
 use dsh_tools::ToolRuntime;
+use dsh_tools::builtins::bash::session::ExecSessions;
 use dsh_tools::builtins::{BuiltinsError, register_builtins};
 use dsh_tools::tool::ToolDefinition;
 use dsh_tools_protocol::{BuiltinsConfig, ExecutionMode, FsConfig, HostConfig};
@@ -561,7 +562,13 @@ async fn reads_may_overlap_and_writes_are_exclusive() {
 #[tokio::test]
 async fn builtins_are_off_unless_configured_and_register_all_or_nothing() {
     let runtime = ToolRuntime::new(&HostConfig::default());
-    let ids = register_builtins(&runtime, &BuiltinsConfig::default(), &Default::default()).unwrap();
+    let ids = register_builtins(
+        &runtime,
+        &BuiltinsConfig::default(),
+        &Default::default(),
+        &ExecSessions::new(),
+    )
+    .unwrap();
     assert!(ids.is_empty());
     assert!(runtime.registry().visible(None).is_empty());
 
@@ -571,8 +578,13 @@ async fn builtins_are_off_unless_configured_and_register_all_or_nothing() {
         }),
         bash: None,
     };
-    let error: BuiltinsError =
-        register_builtins(&runtime, &missing, &Default::default()).unwrap_err();
+    let error: BuiltinsError = register_builtins(
+        &runtime,
+        &missing,
+        &Default::default(),
+        &ExecSessions::new(),
+    )
+    .unwrap_err();
     assert_eq!(
         error.to_string(),
         "config.builtins.fs.root: cannot use \"/nonexistent/dsh-root\": No such file or directory (os error 2)"
@@ -590,7 +602,13 @@ async fn builtins_are_off_unless_configured_and_register_all_or_nothing() {
         }),
         bash: None,
     };
-    let error = register_builtins(&runtime, &fs_only, &Default::default()).unwrap_err();
+    let error = register_builtins(
+        &runtime,
+        &fs_only,
+        &Default::default(),
+        &ExecSessions::new(),
+    )
+    .unwrap_err();
     assert_eq!(
         error.to_string(),
         "tool \"grep\" is already registered in this layer"

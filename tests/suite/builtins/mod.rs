@@ -4,3 +4,4 @@ mod bash;
 mod fs;
 mod fs_hostile;
 mod sandbox;
+mod sessions;
