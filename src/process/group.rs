@@ -65,6 +65,8 @@ impl ProcessGroup {
                 command.pre_exec(join);
             }
         }
+        // Joining a scope's loopback needs the host's user namespace: before the tether.
+        confinement.install_before_tether(command);
         let tether = Tether::get();
         // SAFETY: the tether's child half makes async-signal-safe system calls only (prctl,
         // unshare, fork, mount, waitpid, close, read, write, _exit) on values it borrows

@@ -19,5 +19,5 @@ pub mod tether;
 pub use budget::{Budget, remove_root as remove_budget_root};
 pub use group::ProcessGroup;
 pub use huge_pages::no_huge_pages_for_the_host;
-pub use sandbox::{Confinement, Sandbox};
+pub use sandbox::{Confinement, Loopbacks, Sandbox, SharedNetwork};
 pub use scratch::{Scratch, remove_root as remove_scratch_root};

@@ -3,8 +3,10 @@
 //! between fork and exec with raw system calls only, so nothing it execs can shed it.
 //!
 //! Order in the child, each step needing the one before:
+//! 0. before the tether, when the network is off and the spawn joins a scope's
+//!    [`SharedNetwork`] (namespace mode only): `setns` into it (see [`super::loopback`]);
 //! 1. in namespace mode, `unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC |
-//!    CLONE_NEWUTS)` (and `CLONE_NEWNET` when the network is off), the child's own uid and
+//!    CLONE_NEWUTS)` (and `CLONE_NEWNET` when the network is off and not joined), the child's own uid and
 //!    gid mapped in the new user namespace (it must still write `/proc/self/*_map`, so
 //!    before the view and Landlock), then the private filesystem [view](super::view): SysV
 //!    IPC objects and the hostname are the child's own and die with it;
@@ -16,6 +18,7 @@
 //! The ruleset and the filter are inherited across `fork` and `exec` by every descendant
 //! (a `setsid` grandchild included) and cannot be removed.
 
+use super::loopback::SharedNetwork;
 use super::view::View;
 use crate::process::syscalls::{IdMaps, check};
 use seccompiler::BpfProgram;
@@ -41,6 +44,8 @@ struct Prepared {
     seccomp: Option<Arc<BpfProgram>>,
     /// Read rights the child grants its own `/proc` in the ruleset, when `/` is not granted.
     proc_read: Option<u64>,
+    /// The scope's loopback the child joins before the tether (namespace mode, network off).
+    network: Option<Arc<SharedNetwork>>,
 }
 
 /// What namespace mode unshares and builds.
@@ -53,11 +58,11 @@ pub(super) struct Namespaces {
 
 impl Namespaces {
     /// New user, mount, IPC and UTS namespaces with `view` (and a network namespace unless
-    /// `network`).
-    pub(super) fn new(view: View, network: bool) -> Self {
+    /// `keep_network`: the network is on, or the child joined a [`SharedNetwork`]).
+    pub(super) fn new(view: View, keep_network: bool) -> Self {
         let mut flags =
             libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
-        if !network {
+        if !keep_network {
             flags |= libc::CLONE_NEWNET;
         }
         Namespaces {
@@ -75,12 +80,14 @@ impl Confinement {
     }
 
     /// A confinement applying `namespace` (namespace mode), `ruleset` (with `proc_read` on
-    /// the child's `/proc` when given), and `seccomp` when given.
+    /// the child's `/proc` when given), and `seccomp` when given, after joining `network`
+    /// when given (whose `namespace` then leaves out `CLONE_NEWNET`).
     pub(super) fn new(
         ruleset: OwnedFd,
         namespace: Option<Namespaces>,
         seccomp: Option<Arc<BpfProgram>>,
         proc_read: Option<u64>,
+        network: Option<Arc<SharedNetwork>>,
     ) -> io::Result<Self> {
         let ruleset = above_reserved(ruleset)?;
         Ok(Confinement {
@@ -89,6 +96,7 @@ impl Confinement {
                 ruleset,
                 seccomp,
                 proc_read,
+                network,
             })),
         })
     }
@@ -96,6 +104,23 @@ impl Confinement {
     /// Whether the child will be confined.
     pub fn is_confined(&self) -> bool {
         self.prepared.is_some()
+    }
+
+    /// Makes `command`'s child join the scope's [`SharedNetwork`], if this confinement has
+    /// one: to be installed after the caller's own `pre_exec` and before the tether's, while
+    /// the child is still in the host's user namespace (which the join needs).
+    pub(in crate::process) fn install_before_tether(&self, command: &mut Command) {
+        if let Some(prepared) = self.prepared.clone().filter(|p| p.network.is_some()) {
+            // SAFETY: the closure runs in the forked child before exec; it dereferences the
+            // Arcs (never clones or drops them there) and makes raw `setns` calls on
+            // descriptors opened before fork.
+            unsafe {
+                command.pre_exec(move || match &prepared.network {
+                    Some(network) => network.join(),
+                    None => Ok(()),
+                });
+            }
+        }
     }
 
     /// Makes `command`'s child apply this confinement after fork, before exec (after any
@@ -120,7 +145,7 @@ impl Confinement {
 const FIRST_FREE_FD: i32 = 10;
 
 /// `fd`, moved to [`FIRST_FREE_FD`] or above if it is lower (close-on-exec kept).
-fn above_reserved(fd: OwnedFd) -> io::Result<OwnedFd> {
+pub(super) fn above_reserved(fd: OwnedFd) -> io::Result<OwnedFd> {
     if fd.as_raw_fd() >= FIRST_FREE_FD {
         return Ok(fd);
     }

@@ -15,11 +15,14 @@
 //!   the parent;
 //! - [`confine`]: the prepared [`Confinement`] of one spawn and the child's system calls,
 //!   handed to [`ProcessGroup::spawn`](super::ProcessGroup::spawn), the one spawn path;
-//! - [`families`]: `bash`, Python and MCP servers from the host config, and the report.
+//! - [`families`]: `bash`, Python and MCP servers from the host config, and the report;
+//! - [`loopback`]: with the network off, one network namespace per agent scope with its
+//!   loopback up, which that scope's children join.
 
 pub mod confine;
 pub mod families;
 mod landlock;
+pub mod loopback;
 pub mod plan;
 pub mod policy;
 pub mod probe;
@@ -27,6 +30,7 @@ mod seccomp;
 mod view;
 
 pub use confine::Confinement;
+pub use loopback::{Loopbacks, SharedNetwork};
 pub use plan::{Family, Sandbox};
 pub use policy::SandboxPolicy;
 pub use probe::kernel_support;

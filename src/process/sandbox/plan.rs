@@ -4,6 +4,7 @@
 
 use super::confine::{Confinement, Namespaces};
 use super::landlock::{self, MINIMUM_ABI};
+use super::loopback::SharedNetwork;
 use super::policy::SandboxPolicy;
 use super::seccomp::{self, FilterRules};
 use super::view::{self, View};
@@ -12,6 +13,7 @@ use dsh_tools_protocol::{
 };
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Who a sandbox is for, as messages name it.
 #[derive(Clone, Copy, Debug)]
@@ -192,12 +194,31 @@ impl Sandbox {
     /// The confinement of one spawn, whose `scratch` dir is writable too. Fails with the
     /// family's message when it is unavailable.
     pub fn confine(&self, scratch: Option<&Path>) -> io::Result<Confinement> {
+        self.confine_joining(scratch, None)
+    }
+
+    /// Whether [`confine_joining`](Self::confine_joining) would use a [`SharedNetwork`]:
+    /// namespace mode with the network off (elsewhere the network is the host's, or
+    /// seccomp refuses its sockets), so one is created only where it is joined.
+    pub fn joins_shared_network(&self) -> bool {
+        self.unavailable.is_none() && !self.is_off() && self.namespaces && !self.network
+    }
+
+    /// [`confine`](Self::confine), the child joining `network` (a scope's loopback)
+    /// instead of a network namespace of its own when
+    /// [`joins_shared_network`](Self::joins_shared_network); `network` is ignored otherwise.
+    pub fn confine_joining(
+        &self,
+        scratch: Option<&Path>,
+        network: Option<&Arc<SharedNetwork>>,
+    ) -> io::Result<Confinement> {
         if let Some(message) = &self.unavailable {
             return Err(io::Error::other(message.clone()));
         }
         if self.is_off() {
             return Ok(Confinement::none());
         }
+        let joined = network.filter(|_| self.joins_shared_network()).cloned();
         let mut writable = self.writable.clone();
         writable.extend(scratch.map(Path::to_path_buf));
         let namespace = if self.namespaces {
@@ -213,7 +234,7 @@ impl Sandbox {
                 &self.allow_unix_sockets,
                 &self.deny_read,
             )?;
-            Some(Namespaces::new(view, self.network))
+            Some(Namespaces::new(view, self.network || joined.is_some()))
         } else {
             None
         };
@@ -234,7 +255,7 @@ impl Sandbox {
             allow_unix: !self.allow_unix_sockets.is_empty(),
             fallback: !self.namespaces,
         })?);
-        Confinement::new(ruleset, namespace, seccomp, proc_read)
+        Confinement::new(ruleset, namespace, seccomp, proc_read, joined)
     }
 
     /// The effective sandbox as `initialize` and `dsh-tools sandbox check` report it.

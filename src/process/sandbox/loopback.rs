@@ -1,0 +1,318 @@
+//! A loopback per agent scope: with the network off, namespace mode gives each child a
+//! fresh network namespace whose `lo` is down, so a server started by one `bash` call can
+//! be reached by nobody, not even the next call. A [`SharedNetwork`] is one network
+//! namespace with only its loopback, up; the children of one scope join it instead of
+//! unsharing their own, and reach each other's `127.0.0.1` listeners and nothing else:
+//! not other scopes, not the host's loopback (a different namespace), no route out.
+//!
+//! Built by a short-lived helper child: it unshares a user and a network namespace, maps
+//! its own ids, brings `lo` up and waits; the host opens `/proc/<pid>/ns/{user,net}` and
+//! lets it exit. The host then holds two descriptors and nothing runs: the namespace lives
+//! as long as those descriptors or any process inside it.
+//!
+//! A child joins right after fork, before the [tether](crate::process::tether) creates its
+//! namespaces, while it is still in the host's user namespace: a root host has
+//! `CAP_SYS_ADMIN` over every namespace and `setns`es into the network namespace alone; a
+//! host without it first joins the helper's user namespace (its euid owns it, so it holds
+//! every capability there), then the network namespace. Either way the program ends up in
+//! user namespaces of its own below, with no capability over the shared namespace: it can
+//! neither reconfigure `lo` nor add an interface.
+
+use super::confine::above_reserved;
+use crate::process::syscalls::{IdMaps, check, write_file};
+use std::collections::HashMap;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// A network namespace with only its loopback, up; children that join it reach each
+/// other's 127.0.0.1 listeners and nothing else (not the host's loopback, no route out).
+#[derive(Debug)]
+pub struct SharedNetwork {
+    /// `/proc/<helper>/ns/user`: the namespace owning `net` (close-on-exec, above the
+    /// descriptors callers' `pre_exec` code places).
+    user: OwnedFd,
+    /// `/proc/<helper>/ns/net`.
+    net: OwnedFd,
+}
+
+impl SharedNetwork {
+    /// Creates one (a short-lived helper child makes the namespaces and brings `lo` up;
+    /// the host keeps only the namespace fds, so nothing runs while nobody uses it).
+    pub fn create() -> io::Result<Arc<SharedNetwork>> {
+        let maps = IdMaps::identity();
+        let (ready_read, ready_write) = pipe()?;
+        let (release_read, release_write) = pipe()?;
+        // SAFETY: getpid takes nothing.
+        let host = unsafe { libc::getpid() };
+        // SAFETY: the child makes async-signal-safe system calls only (prctl, close_range,
+        // unshare, open, write, socket, ioctl, read) on values prepared here, then `_exit`s.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            helper(
+                host,
+                &maps,
+                ready_write.as_raw_fd(),
+                release_read.as_raw_fd(),
+            );
+        }
+        check(pid)?;
+        drop((ready_write, release_read));
+        // Reaped on every path out; dropping `release_write` first lets it exit.
+        let helper = Helper {
+            pid,
+            release: Some(release_write),
+        };
+        match read_status(&ready_read)? {
+            0 => {}
+            errno => {
+                return Err(io::Error::other(format!(
+                    "cannot create a shared loopback: {}",
+                    io::Error::from_raw_os_error(errno)
+                )));
+            }
+        }
+        let open = |name: &str| -> io::Result<OwnedFd> {
+            let file = std::fs::File::open(format!("/proc/{pid}/ns/{name}"))?;
+            above_reserved(OwnedFd::from(file))
+        };
+        let network = SharedNetwork {
+            user: open("user")?,
+            net: open("net")?,
+        };
+        drop(helper);
+        Ok(Arc::new(network))
+    }
+
+    /// The child's half, run after fork and before the tether: joins the namespace. Raw
+    /// `setns` calls on descriptors opened before fork, nothing else.
+    pub(super) fn join(&self) -> io::Result<()> {
+        // SAFETY: setns takes a descriptor this value owns and a flag.
+        if unsafe { libc::setns(self.net.as_raw_fd(), libc::CLONE_NEWNET) } == 0 {
+            return Ok(());
+        }
+        let refused = io::Error::last_os_error();
+        if refused.raw_os_error() != Some(libc::EPERM) {
+            return Err(refused);
+        }
+        // No CAP_SYS_ADMIN here: through the user namespace this euid owns.
+        // SAFETY: as above.
+        unsafe {
+            check(libc::setns(self.user.as_raw_fd(), libc::CLONE_NEWUSER))?;
+            check(libc::setns(self.net.as_raw_fd(), libc::CLONE_NEWNET))
+        }
+    }
+}
+
+/// One [`SharedNetwork`] per agent scope (`None` = the root scope), made on first use and
+/// dropped when the scope closes.
+#[derive(Debug, Default)]
+pub struct Loopbacks {
+    scopes: Mutex<HashMap<Option<String>, Arc<SharedNetwork>>>,
+}
+
+impl Loopbacks {
+    /// The scope's namespace, created on its first use (under the lock: two first calls
+    /// of one scope get the same namespace).
+    pub fn get(&self, scope: Option<&str>) -> io::Result<Arc<SharedNetwork>> {
+        let mut scopes = self.scopes.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = scope.map(str::to_owned);
+        if let Some(network) = scopes.get(&key) {
+            return Ok(Arc::clone(network));
+        }
+        let network = SharedNetwork::create()?;
+        scopes.insert(key, Arc::clone(&network));
+        Ok(network)
+    }
+
+    /// Forgets the namespaces of these scopes (the processes inside keep theirs until they end).
+    pub fn close(&self, scopes: &[&str]) {
+        let mut held = self.scopes.lock().unwrap_or_else(PoisonError::into_inner);
+        for scope in scopes {
+            held.remove(&Some((*scope).to_owned()));
+        }
+    }
+}
+
+/// The helper child: reaped by the host on every path, released by closing `release`.
+struct Helper {
+    pid: libc::pid_t,
+    release: Option<OwnedFd>,
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        drop(self.release.take());
+        let mut status = 0;
+        loop {
+            // SAFETY: `status` is a valid out-pointer; `pid` is our own child.
+            let reaped = unsafe { libc::waitpid(self.pid, &mut status, 0) };
+            if reaped == self.pid
+                || (reaped < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted)
+            {
+                return;
+            }
+        }
+    }
+}
+
+/// The helper's life: dies with the thread that forked it (the caller of
+/// [`SharedNetwork::create`], blocked until it reaps it, so unlike a spawned child's the
+/// death signal cannot fire early and the spawner thread is not needed), keeps no
+/// descriptor of the host's but its two pipe ends, makes the namespaces, lets any port be
+/// bound, brings `lo` up, reports 0 (or the errno that stopped it) and waits to be released.
+fn helper(host: libc::pid_t, maps: &IdMaps, ready: libc::c_int, release: libc::c_int) -> ! {
+    let outcome = (|| -> io::Result<()> {
+        // SAFETY: prctl and getppid take integers only.
+        unsafe {
+            check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+            if libc::getppid() != host {
+                libc::_exit(1);
+            }
+        }
+        close_all_but(ready, release);
+        // SAFETY: unshare takes flags only.
+        check(unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) })?;
+        maps.write()?;
+        // Any port may be bound, as in a namespace of the child's own (where it is root):
+        // `python3 -m http.server 80` works; only the scope's processes can reach it.
+        write_file(c"/proc/sys/net/ipv4/ip_unprivileged_port_start", b"0")?;
+        loopback_up()
+    })();
+    let status = match outcome {
+        Ok(()) => 0,
+        Err(error) => error.raw_os_error().unwrap_or(libc::EIO),
+    };
+    let bytes = status.to_ne_bytes();
+    let mut byte = 0u8;
+    // SAFETY: live buffers and our own descriptors; `_exit` in a forked child.
+    unsafe {
+        libc::write(ready, bytes.as_ptr().cast(), bytes.len());
+        // Blocks until the host closes its end (after opening our namespaces) or dies.
+        while libc::read(release, (&raw mut byte).cast(), 1) < 0
+            && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
+        {}
+        libc::_exit(0)
+    }
+}
+
+/// `struct ifreq` with its `ifr_flags` member (40 bytes on every 64-bit target).
+#[repr(C)]
+struct InterfaceFlags {
+    name: [u8; libc::IFNAMSIZ],
+    flags: libc::c_short,
+    _rest: [u8; 22],
+}
+
+/// Sets `IFF_UP` on `lo` (which also gives it `127.0.0.1/8` and `::1`).
+fn loopback_up() -> io::Result<()> {
+    let mut request = InterfaceFlags {
+        name: [0; libc::IFNAMSIZ],
+        flags: 0,
+        _rest: [0; 22],
+    };
+    request.name[..2].copy_from_slice(b"lo");
+    // SAFETY: socket takes integers only.
+    let socket = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    check(socket)?;
+    // SAFETY: `request` is a live `ifreq`-sized buffer the ioctls read and write.
+    let result = unsafe {
+        let got = libc::ioctl(socket, libc::SIOCGIFFLAGS as _, &raw mut request);
+        if got == 0 {
+            request.flags |= libc::IFF_UP as libc::c_short;
+            libc::ioctl(socket, libc::SIOCSIFFLAGS as _, &raw const request)
+        } else {
+            got
+        }
+    };
+    let error = io::Error::last_os_error();
+    // SAFETY: our own socket, closed once.
+    unsafe { libc::close(socket) };
+    if result < 0 { Err(error) } else { Ok(()) }
+}
+
+/// Closes every descriptor but `a` and `b`: the helper must not hold a pipe end of a
+/// child the host is spawning meanwhile (its reader would wait for the helper).
+fn close_all_but(a: libc::c_int, b: libc::c_int) {
+    let (low, high) = (a.min(b) as libc::c_uint, a.max(b) as libc::c_uint);
+    let close_range = |first: libc::c_uint, last: libc::c_uint| {
+        // SAFETY: close_range takes integers; it closes only this process's descriptors.
+        unsafe { libc::syscall(libc::SYS_close_range, first, last, 0u32) };
+    };
+    if low > 0 {
+        close_range(0, low - 1);
+    }
+    if high > low + 1 {
+        close_range(low + 1, high - 1);
+    }
+    close_range(high + 1, libc::c_uint::MAX);
+}
+
+/// A close-on-exec pipe, as `(read, write)`.
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` is a valid two-element out-array.
+    check(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    // SAFETY: both descriptors were just created and are owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// The helper's 4-byte status (an errno, 0 when ready); EOF means it died first.
+fn read_status(ready: &OwnedFd) -> io::Result<i32> {
+    let mut bytes = [0u8; 4];
+    let mut filled = 0;
+    while filled < bytes.len() {
+        // SAFETY: the slice past `filled` is live and writable.
+        let read = unsafe {
+            libc::read(
+                ready.as_raw_fd(),
+                bytes[filled..].as_mut_ptr().cast(),
+                bytes.len() - filled,
+            )
+        };
+        match usize::try_from(read) {
+            Ok(0) => {
+                return Err(io::Error::other(
+                    "cannot create a shared loopback: its helper died",
+                ));
+            }
+            Ok(count) => filled += count,
+            Err(_) if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return Err(io::Error::last_os_error()),
+        }
+    }
+    Ok(i32::from_ne_bytes(bytes))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    fn inode(fd: &OwnedFd) -> u64 {
+        std::fs::metadata(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+            .unwrap()
+            .ino()
+    }
+
+    #[test]
+    fn each_shared_network_is_a_namespace_of_its_own_held_by_close_on_exec_descriptors() {
+        let (one, two) = (
+            SharedNetwork::create().unwrap(),
+            SharedNetwork::create().unwrap(),
+        );
+        let host = std::fs::metadata("/proc/self/ns/net").unwrap().ino();
+        assert_ne!(inode(&one.net), inode(&two.net));
+        assert!(inode(&one.net) != host && inode(&two.net) != host);
+        let own_user = std::fs::metadata("/proc/self/ns/user").unwrap().ino();
+        assert_ne!(inode(&one.user), own_user);
+        for fd in [&one.user, &one.net, &two.user, &two.net] {
+            // Out of reach of callers' dup2 onto low descriptors, and never inherited by exec.
+            assert!(fd.as_raw_fd() >= 10, "{fd:?}");
+            // SAFETY: F_GETFD on an open descriptor.
+            let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFD) };
+            assert_eq!(flags & libc::FD_CLOEXEC, libc::FD_CLOEXEC, "{fd:?}");
+        }
+    }
+}
