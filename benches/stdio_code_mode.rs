@@ -275,7 +275,13 @@ impl InProcess {
         let _inside = tokio.enter();
         let tools = dsh_tools::ToolRuntime::new(&config);
         let code = dsh_tools::code_mode::CodeMode::install(&tools, config.code_runtime.clone())?;
-        dsh_tools::builtins::register_builtins(&tools, &config.builtins, &config.sandbox)?;
+        let sessions = dsh_tools::builtins::bash::session::ExecSessions::new();
+        dsh_tools::builtins::register_builtins(
+            &tools,
+            &config.builtins,
+            &config.sandbox,
+            &sessions,
+        )?;
         tokio.block_on(code.prewarm())?;
         Ok(InProcess { tokio, tools })
     }

@@ -135,7 +135,11 @@ spill: SpillConfig,
 /**
  * The OS sandbox of `bash`, Python Code Mode and MCP servers (each may override it).
  */
-sandbox: SandboxConfig, };
+sandbox: SandboxConfig, 
+/**
+ * Bounds of `bash` commands that outlive their call.
+ */
+exec: ExecConfig, };
 
 export type ToolsConfig = { 
 /**
@@ -381,6 +385,23 @@ pids: number,
  * CPU share in percent of one CPU (200: two CPUs; at least 1); default unlimited.
  */
 cpuPercent?: number, };
+
+export type ExecConfig = { 
+/**
+ * Sessions running at once in this host, every scope together (default 16, at least
+ * 1); one more is refused.
+ */
+maxSessions: number, 
+/**
+ * A session that printed nothing and was not read, written or listed for this long is
+ * killed (ms; default 3,600,000; 0: never).
+ */
+idleTimeoutMs: number, 
+/**
+ * A session is killed this long after it started, whatever it does (ms; default
+ * 86,400,000; 0: never).
+ */
+maxLifetimeMs: number, };
 
 export type TransportConfig = { 
 /**
@@ -1081,6 +1102,41 @@ callId: string,
  * The sub-call's `<callId>:code:<n>` id, when a Code Mode sub-call reports.
  */
 dispatchId?: string, } & ({ "kind": "output" } & OutputReport | { "kind": "progress" } & ProgressAmount);
+
+export type BashExitedNotification = { 
+/**
+ * The agent scope that started it (absent: the host's own scope).
+ */
+agent?: string, 
+/**
+ * The session, as `bash` answered it.
+ */
+sessionId: string, 
+/**
+ * Its command.
+ */
+command: string, 
+/**
+ * The exit code, when the shell exited.
+ */
+exitCode?: number, 
+/**
+ * The signal that ended it (`SIGKILL`), when one did.
+ */
+signal?: string, 
+/**
+ * Why the host ended it, when it did (`killed`, `idle`, `lifetime`, `run ended`,
+ * `scope closed`).
+ */
+reason?: string, 
+/**
+ * How long it ran.
+ */
+runtimeMs: number, 
+/**
+ * The last lines of its output (at most 2,000 bytes), escape sequences removed.
+ */
+tail: string, };
 
 export type ProgressReport = { "kind": "output" } & OutputReport | { "kind": "progress" } & ProgressAmount;
 

@@ -6,9 +6,11 @@ use std::collections::HashSet;
 /// The one-to-many map from Claude Code names to harness names.
 pub const CC_TO_HARNESS_TOOLS: &[(&str, &[&str])] = &[
     ("Bash", &["bash"]),
+    ("BashOutput", &["bash_output"]),
     ("Edit", &["edit"]),
     ("Glob", &["glob"]),
     ("Grep", &["grep"]),
+    ("KillShell", &["bash_kill"]),
     ("LS", &["ls"]),
     ("MultiEdit", &["edit"]),
     ("NotebookEdit", &["NotebookEdit"]),

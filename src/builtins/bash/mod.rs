@@ -15,8 +15,8 @@ mod spool;
 use crate::builtins::cards::{parse, success_meta};
 use crate::builtins::typed::{self, TextRenderer};
 use crate::cards::{TerminalCallView, TerminalResultView, ToolCallView, ToolResultView};
-use crate::process::Sandbox;
 use crate::process::budget::Exceeded;
+use crate::process::{Sandbox, SharedNetwork};
 use crate::spill::SpillStore;
 use crate::spill::preview::READ_MORE;
 use crate::tool::{CardMeta, DurableResult, ToolCards};
@@ -254,8 +254,19 @@ async fn bash(
         true => &unsandboxed,
         false => &settings.sandbox,
     };
+    // A scope's sandboxed commands share one loopback (a server one starts, the next reaches).
+    let network = match sandbox.joins_shared_network() {
+        true => Some(
+            settings
+                .sessions
+                .loopbacks
+                .get(ctx.execution.agent.as_deref())
+                .map_err(|e| ToolError::new(format!("cannot make the scope's network: {e}")))?,
+        ),
+        false => None,
+    };
     if args.may_become_session() {
-        return in_session(settings, args, ctx, sandbox, timeout).await;
+        return in_session(settings, args, ctx, sandbox, timeout, network).await;
     }
     let run = run::run(
         &args.command,
@@ -268,6 +279,7 @@ async fn bash(
         &ctx.progress,
         &settings.keep(),
         sandbox,
+        network.as_ref(),
     )
     .await?;
     answer(settings, sandbox, run, timeout)
@@ -280,6 +292,7 @@ async fn in_session(
     ctx: &ToolRunContext,
     sandbox: &Sandbox,
     timeout: Duration,
+    network: Option<Arc<SharedNetwork>>,
 ) -> Result<BashOutput, ToolError> {
     let yield_after = match (args.background, args.yield_ms) {
         (true, _) => Some(Duration::ZERO),
@@ -312,6 +325,7 @@ async fn in_session(
         yield_after,
         timeout,
         owner,
+        network,
     };
     match session::start(&settings.sessions, call, ctx).await? {
         session::Outcome::Finished(run) => {
@@ -522,6 +536,8 @@ struct TerminalMeta {
     exit_code: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     signal: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    session_id: Option<String>,
 }
 
 /// `bash` persists its combined output and exit status.
@@ -532,6 +548,7 @@ fn card_meta() -> CardMeta {
             output: output.combined(),
             exit_code: output.exit_code,
             signal: output.signal,
+            session_id: output.session_id,
         })
         .ok()
     })
@@ -543,7 +560,8 @@ struct BashCall {
     description: Option<String>,
 }
 
-/// `bash`: a terminal card in the configured working directory.
+/// `bash`: a terminal card in the configured working directory (naming the session a
+/// command that outlived its call runs on as).
 struct BashCards {
     /// The canonical working directory commands run in.
     cwd: String,
@@ -567,7 +585,8 @@ impl ToolCards for BashCards {
             output: Some(meta.output),
             exit_code: meta.exit_code,
             signal: meta.signal,
-            ..TerminalResultView::default()
+            running: meta.session_id.is_some().then_some(true),
+            session_id: meta.session_id,
         })
         .to_json()
     }

@@ -7,7 +7,7 @@
 use super::live::{LiveOutput, READ_BYTES};
 use super::spool::{Spool, Spooled};
 use crate::process::budget::{Budget, Exceeded, Limits};
-use crate::process::{ProcessGroup, Sandbox, Scratch};
+use crate::process::{ProcessGroup, Sandbox, Scratch, SharedNetwork};
 use crate::spill::SpillStore;
 use crate::tool::{OutputStream, Progress, Signal, ToolError};
 use dsh_tools_protocol::BashLimits;
@@ -100,13 +100,15 @@ pub struct Started {
 }
 
 /// Starts `bash -c command` in `cwd` with a scrubbed environment, confined by `sandbox` and
-/// within `limits`, its streams connected as `stdio`.
+/// within `limits`, its streams connected as `stdio`, in the scope's `network` when its
+/// sandbox joins one.
 pub fn start(
     command: &str,
     cwd: &Path,
     limits: &BashLimits,
     sandbox: &Sandbox,
     stdio: Stdio3,
+    network: Option<&Arc<SharedNetwork>>,
 ) -> Result<Started, ToolError> {
     let mut shell = tokio::process::Command::new("bash");
     shell
@@ -148,7 +150,7 @@ pub fn start(
         shell.env("TMPDIR", scratch.path());
     }
     let confinement = sandbox
-        .confine(scratch.as_ref().map(Scratch::path))
+        .confine_joining(scratch.as_ref().map(Scratch::path), network)
         .map_err(|e| ToolError::new(format!("cannot sandbox bash: {e}")))?;
     let budget = Budget::new(Limits {
         memory_bytes: Some(limits.memory_mb.saturating_mul(1024 * 1024)),
@@ -171,9 +173,11 @@ pub async fn run(
     progress: &Progress,
     keep: &Keep,
     sandbox: &Sandbox,
+    network: Option<&Arc<SharedNetwork>>,
 ) -> Result<Run, ToolError> {
     let Bounds { timeout, limits } = bounds;
-    let Started { mut group, scratch } = start(command, cwd, limits, sandbox, Stdio3::Pipes)?;
+    let Started { mut group, scratch } =
+        start(command, cwd, limits, sandbox, Stdio3::Pipes, network)?;
     let stdout = capture(
         group.child().stdout.take(),
         Spool::new("stdout", keep.budget, keep.spill.clone()),

@@ -96,6 +96,19 @@ fn exited(host: &Binary, session: &str) -> Option<Value> {
         .map(|m| m["params"].clone())
 }
 
+/// The `bash/exited` of `session`, asking the host for something until it was sent.
+fn pushed(host: &mut Binary, session: &str) -> Value {
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        if let Some(told) = exited(host, session) {
+            return told;
+        }
+        assert!(Instant::now() < deadline, "no bash/exited for {session}");
+        host.request("tools/metrics", json!({}));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn now_ms() -> u128 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -487,5 +500,174 @@ fn bad_session_calls_get_clear_errors() {
     assert!(
         text(&yield_ms).contains("yieldMs must be between"),
         "{yield_ms}"
+    );
+}
+
+/// `run_code` with `program` (TypeScript) in a host presenting Code Mode: the result.
+fn run_code(host: &mut Binary, program: &str) -> Value {
+    call_in(
+        host,
+        None,
+        "run_code",
+        json!({ "code": program, "description": "sessions" }),
+    )
+}
+
+/// A host with `bash` (default sandbox) presented as Code Mode.
+fn code_host() -> (Binary, tempfile::TempDir) {
+    host_with(json!({ "tools": { "mode": "code" } }))
+}
+
+#[test]
+fn a_program_serves_a_file_from_a_session_fetches_it_with_a_second_call_and_kills_it() {
+    let (mut host, workspace) = code_host();
+    std::fs::write(
+        workspace.path().join("hello.txt"),
+        "served from a session\n",
+    )
+    .unwrap();
+    // A free port on the scope's own loopback (the sandbox's network is off: the commands
+    // of this scope share one namespace, loopback up, nothing else).
+    let program = r#"
+const s = await tools.bash({ command: "exec python3 -u -m http.server 0 --bind 127.0.0.1", background: true });
+const up = await tools.bash_output({ sessionId: s.sessionId, until: "Serving HTTP on .* port \\d+", waitMs: 20000 });
+const port = /port (\d+)/.exec(up.output)[1];
+const fetched = await tools.bash({ command: `python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:${port}/hello.txt').read().decode(), end='')"` });
+const killed = await tools.bash_kill({ sessionId: s.sessionId });
+return { body: fetched.stdout, running: killed.running, sandbox: fetched.sandbox ?? null };
+"#;
+    let result = run_code(&mut host, program);
+    assert_eq!(result["isError"], false, "{result}");
+    eprintln!("{}", text(&result));
+    assert_eq!(
+        result["value"]["result"],
+        json!({ "body": "served from a session\n", "running": false, "sandbox": null }),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_programs_sessions_end_with_its_run_unless_detached() {
+    let (mut host, _workspace) = code_host();
+    let result = run_code(
+        &mut host,
+        r#"
+await tools.bash({ command: "sleep 307", background: true });
+const kept = await tools.bash({ command: "sleep 308", background: true, detach: true });
+return kept.sessionId;
+"#,
+    );
+    assert_eq!(result["isError"], false, "{result}");
+    let attached = running(&host, "sleep 307");
+    all_gone(&attached);
+    let detached = running(&host, "sleep 308");
+    assert!(
+        still_alive(&detached).len() == 1,
+        "a detached session outlives the run"
+    );
+    let told = pushed(&mut host, "bash-1");
+    assert_eq!(told["reason"], "run ended", "{told}");
+    let listed = run_code(&mut host, "return await tools.bash_sessions({})");
+    assert!(text(&listed).contains("sleep 308"), "{listed}");
+}
+
+#[test]
+fn a_server_in_one_scopes_session_answers_that_scope_and_no_other() {
+    let (mut host, _workspace) = host_with(json!({}));
+    host.request("agents/open", json!({ "agent": "other" }));
+    let session = background(
+        &mut host,
+        "exec python3 -u -m http.server 0 --bind 127.0.0.1",
+    );
+    let up = value(
+        &mut host,
+        "bash_output",
+        json!({ "sessionId": session, "until": "port \\d+", "waitMs": 20000 }),
+    );
+    let output = up["output"].as_str().unwrap();
+    let port: u16 = output
+        .split("port ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let fetch = format!(
+        "python3 -c \"import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:{port}/').status)\""
+    );
+    let same = value(&mut host, "bash", json!({ "command": fetch }));
+    assert_eq!(same["stdout"], "200\n", "{same}");
+    let other = call_in(
+        &mut host,
+        Some("other"),
+        "bash",
+        json!({ "command": fetch }),
+    );
+    assert_ne!(
+        other["value"]["exitCode"], 0,
+        "another scope reached it: {other}"
+    );
+    // Nor does the host's own loopback have it.
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+}
+
+#[test]
+fn over_mcp_a_sessions_end_is_sent_as_a_log_message() {
+    let workspace = tempfile::tempdir().unwrap();
+    let config = crate::support::mcp::config_file(
+        "sessions-mcp",
+        &json!({ "builtins": { "bash": { "cwd": workspace.path().display().to_string() } } }),
+    );
+    let mut host = Binary::spawn(&["mcp", "--config", config.to_str().unwrap()]);
+    let init = host.request(
+        "initialize",
+        json!({ "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": { "name": "test", "version": "1" } }),
+    );
+    assert!(
+        init["result"]["capabilities"]["logging"].is_object(),
+        "{init}"
+    );
+    host.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    let call = |host: &mut Binary, name: &str, arguments: Value| {
+        let answer = host.request(
+            "tools/call",
+            json!({ "name": name, "arguments": arguments }),
+        );
+        answer["result"]["structuredContent"].clone()
+    };
+    let started = call(
+        &mut host,
+        "bash",
+        json!({ "command": "sleep 0.2; echo bye; exit 4", "yieldMs": 0 }),
+    );
+    let session = started["sessionId"].as_str().unwrap().to_owned();
+    let end = call(
+        &mut host,
+        "bash_output",
+        json!({ "sessionId": session, "untilExit": true, "waitMs": 20000 }),
+    );
+    assert_eq!(end["exitCode"], 4, "{end}");
+    let deadline = Instant::now() + DEADLINE;
+    let told = loop {
+        let found = host.inbox.iter().find(|m| {
+            m["method"] == "notifications/message" && m["params"]["logger"] == "bash/exited"
+        });
+        if let Some(found) = found {
+            break found["params"]["data"].clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no log message: {:?}",
+            host.inbox
+        );
+        host.request("ping", json!({}));
+    };
+    assert_eq!(
+        (&told["sessionId"], &told["exitCode"]),
+        (&json!(session), &json!(4)),
+        "{told}"
     );
 }

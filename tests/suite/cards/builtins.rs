@@ -319,3 +319,55 @@ async fn replayed_results_present_from_logged_meta_alone() {
         assert_eq!(card, expected, "{tool} {arguments} {meta}");
     }
 }
+
+#[tokio::test]
+async fn a_session_shows_as_a_terminal_card_with_its_command_state_and_output() {
+    let workspace = Workspace::new();
+    let started = live_card(
+        &workspace,
+        "bash",
+        json!({ "command": "echo up; read _; echo done", "yieldMs": 0 }),
+    )
+    .await;
+    let session = started.as_ref().unwrap()["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        started,
+        Some(
+            json!({ "card": "terminal", "output": started.as_ref().unwrap()["output"], "sessionId": session, "running": true })
+        )
+    );
+    assert_eq!(
+        call_card(&workspace, "bash_output", json!({ "sessionId": session })),
+        Some(
+            json!({ "card": "terminal", "title": "echo up; read _; echo done", "description": format!("session {session}") })
+        )
+    );
+    let written = live_card(
+        &workspace,
+        "bash_write",
+        json!({ "sessionId": session, "input": "\n", "waitMs": 20000, "until": "done" }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(written["card"], "terminal");
+    assert_eq!(written["title"], "echo up; read _; echo done");
+    assert_eq!(written["sessionId"], session.as_str());
+    assert!(
+        written["output"].as_str().unwrap().contains("done"),
+        "{written}"
+    );
+    assert_eq!(
+        replayed_card(
+            &workspace,
+            "bash_kill",
+            json!({ "sessionId": "bash-99" }),
+            json!({ "sessionId": "bash-99", "running": false, "output": "bye\n", "signal": "SIGTERM" }),
+        ),
+        Some(
+            json!({ "card": "terminal", "title": "session bash-99", "output": "bye\n", "signal": "SIGTERM", "sessionId": "bash-99", "running": false })
+        )
+    );
+}

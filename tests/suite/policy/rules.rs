@@ -3,7 +3,8 @@
 #![allow(clippy::unwrap_used)]
 
 use dsh_tools::policy::cc_names::{
-    TranslationPolicy, bare_name, cc_canonical_tool_name, cc_tool_aliases, translate_tool_names,
+    TranslationPolicy, bare_name, cc_canonical_tool_name, cc_tool_aliases, harness_names,
+    translate_tool_names,
 };
 use dsh_tools::policy::{Permissions, Verdict};
 use dsh_tools_protocol::{PermissionDefault, PermissionsConfig};
@@ -273,6 +274,10 @@ fn cc_names_translate_strictly_and_leniently() {
     assert_eq!(cc_tool_aliases("edit"), vec!["edit", "Edit", "MultiEdit"]);
     assert_eq!(cc_canonical_tool_name("bash"), "Bash");
     assert_eq!(cc_canonical_tool_name("my_tool"), "my_tool");
+    // The session tools carry Claude Code's names for background shells.
+    assert_eq!(harness_names("BashOutput"), Some(&["bash_output"][..]));
+    assert_eq!(harness_names("KillShell"), Some(&["bash_kill"][..]));
+    assert_eq!(cc_canonical_tool_name("bash_output"), "BashOutput");
 }
 
 #[test]

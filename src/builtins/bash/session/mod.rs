@@ -19,6 +19,7 @@ pub use session::{Reason, Session};
 pub use start::{Outcome, SessionCall, start};
 pub use view::{SessionOutput, session_output_schema};
 
+use crate::process::Loopbacks;
 use crate::tool::{AgentId, ToolError};
 use dsh_tools_protocol::{BashExitedNotification, ExecConfig};
 use nix::sys::signal::Signal as UnixSignal;
@@ -37,9 +38,11 @@ pub trait SessionEvents: Send + Sync {
     fn exited(&self, exited: &BashExitedNotification);
 }
 
-/// Every session of one host.
+/// Every session of one host, and each agent scope's loopback network.
 #[derive(Default)]
 pub struct ExecSessions {
+    /// The network each scope's sandboxed commands share (its loopback up).
+    pub loopbacks: Loopbacks,
     settings: RwLock<ExecConfig>,
     table: Mutex<Table>,
     next: AtomicU64,
@@ -158,8 +161,10 @@ impl ExecSessions {
         }
     }
 
-    /// Kills and forgets every session of these scopes.
+    /// Kills and forgets every session of these scopes, and their networks.
     pub fn close_scopes(&self, scopes: &[AgentId]) {
+        let names: Vec<&str> = scopes.iter().map(|s| &**s).collect();
+        self.loopbacks.close(&names);
         let closing: Vec<Arc<Session>> = {
             let mut table = self.table.lock();
             let numbers: Vec<u64> = table

@@ -14,7 +14,7 @@ use crate::builtins::bash::run::{
     Ending, Keep, Run, Started, Stdio3, finish_spools, read_stream, start as start_command,
 };
 use crate::builtins::bash::spool::{Spool, Spooled};
-use crate::process::Sandbox;
+use crate::process::{Sandbox, SharedNetwork};
 use crate::tool::{OutputStream, ToolError, ToolRunContext};
 use dsh_tools_protocol::BashLimits;
 use nix::sys::signal::Signal as UnixSignal;
@@ -39,6 +39,8 @@ pub struct SessionCall<'a> {
     pub timeout: Option<Duration>,
     /// The Code Mode run whose end ends it.
     pub owner: Option<CancellationToken>,
+    /// The scope's network, when the sandbox joins one.
+    pub network: Option<Arc<SharedNetwork>>,
 }
 
 /// How the call ends.
@@ -68,8 +70,14 @@ pub async fn start(
         }
         false => (None, Stdio3::PipesWithInput),
     };
-    let Started { mut group, scratch } =
-        start_command(call.command, call.cwd, call.limits, call.sandbox, stdio)?;
+    let Started { mut group, scratch } = start_command(
+        call.command,
+        call.cwd,
+        call.limits,
+        call.sandbox,
+        stdio,
+        call.network.as_ref(),
+    )?;
     let scratch_path = scratch.as_ref().map(|s| s.path().to_owned());
     let keep = call.keep;
     let file = sessions_file(keep, &id);

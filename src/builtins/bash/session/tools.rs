@@ -40,14 +40,22 @@ pub fn definitions(
     ])
 }
 
+/// How long to wait, and for what.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct ReadArgs {
-    session_id: String,
+struct WaitArgs {
     wait_ms: Option<i64>,
     until: Option<String>,
     #[serde(default)]
     until_exit: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReadArgs {
+    session_id: String,
+    #[serde(flatten)]
+    wait: WaitArgs,
 }
 
 #[derive(Deserialize)]
@@ -57,8 +65,8 @@ struct WriteArgs {
     input: String,
     #[serde(default)]
     eof: bool,
-    wait_ms: Option<i64>,
-    until: Option<String>,
+    #[serde(flatten)]
+    wait: WaitArgs,
 }
 
 #[derive(Deserialize)]
@@ -92,8 +100,7 @@ fn output_definition(
     sessions: Arc<ExecSessions>,
     limit: usize,
 ) -> Result<ToolDefinition, DefinitionError> {
-    let cards = Arc::new(SessionCards(sessions.clone()));
-    ToolDefinition::builder("bash_output")
+    session_tool("bash_output", &sessions)
         .description(
             "Read what a bash session (a command started with yieldMs or background) printed \
              since the last read. With waitMs, wait for new output first: the call returns as \
@@ -104,24 +111,13 @@ fn output_definition(
             "sessionId": { "type": "string", "required": true, "description": "The session, as bash answered it (bash-1)." },
             "untilExit": { "type": "boolean", "description": "Wait for the session to end (within waitMs)." }
         })))
-        .output(session_output_schema())
-        .render(Render::Custom(Arc::new(TextRenderer(render))))
         .concurrency(Concurrency::Parallel)
-        .cards(cards)
-        .card_meta(session_meta())
         .body(move |ctx: ToolRunContext| {
             let sessions = sessions.clone();
             async move {
                 let args: ReadArgs = typed::arguments(ctx.arguments())?;
                 let session = sessions.find(&args.session_id, ctx.execution.agent.as_ref())?;
-                let until = pattern(args.until.as_deref())?;
-                let wait = wait_of(args.wait_ms)?;
-                let condition = Until {
-                    pattern: until.as_ref(),
-                    exit: args.until_exit,
-                };
-                session.wait(wait, condition, &ctx.signal).await;
-                typed::output(&read(&sessions, &session, limit))
+                wait_then_read(&sessions, &session, &args.wait, &ctx, limit).await
             }
         })
 }
@@ -130,8 +126,7 @@ fn write_definition(
     sessions: Arc<ExecSessions>,
     limit: usize,
 ) -> Result<ToolDefinition, DefinitionError> {
-    let cards = Arc::new(SessionCards(sessions.clone()));
-    ToolDefinition::builder("bash_write")
+    session_tool("bash_write", &sessions)
         .description(
             "Write to a bash session's stdin (on a tty session: type it; control characters \
              such as \\u0003 for Ctrl-C or \\u0004 for Ctrl-D act as keys). Include \\n to end \
@@ -143,17 +138,11 @@ fn write_definition(
             "input": { "type": "string", "required": true, "description": "The text to write." },
             "eof": { "type": "boolean", "description": "Close stdin after writing (not on a tty: send \\u0004 there)." }
         })))
-        .output(session_output_schema())
-        .render(Render::Custom(Arc::new(TextRenderer(render))))
-        .cards(cards)
-        .card_meta(session_meta())
         .body(move |ctx: ToolRunContext| {
             let sessions = sessions.clone();
             async move {
                 let args: WriteArgs = typed::arguments(ctx.arguments())?;
                 let session = sessions.find(&args.session_id, ctx.execution.agent.as_ref())?;
-                let until = pattern(args.until.as_deref())?;
-                let wait = wait_of(args.wait_ms)?;
                 if session.ended().is_some() {
                     return Err(ToolError::new(format!(
                         "session {} has ended; its input is closed",
@@ -164,22 +153,44 @@ fn write_definition(
                     .write(args.input.as_bytes(), args.eof)
                     .await
                     .map_err(|why| ToolError::new(format!("cannot write to {}: {why}", session.id)))?;
-                let condition = Until {
-                    pattern: until.as_ref(),
-                    exit: false,
-                };
-                session.wait(wait, condition, &ctx.signal).await;
-                typed::output(&read(&sessions, &session, limit))
+                wait_then_read(&sessions, &session, &args.wait, &ctx, limit).await
             }
         })
+}
+
+/// What every tool answering a [`SessionOutput`] shares.
+fn session_tool(name: &str, sessions: &Arc<ExecSessions>) -> crate::tool::ToolDefinitionBuilder {
+    ToolDefinition::builder(name)
+        .output(session_output_schema())
+        .render(Render::Custom(Arc::new(TextRenderer(render))))
+        .cards(Arc::new(SessionCards(sessions.clone())))
+        .card_meta(session_meta())
+}
+
+/// Waits as `wait` says, then reads.
+async fn wait_then_read(
+    sessions: &ExecSessions,
+    session: &Arc<Session>,
+    wait: &WaitArgs,
+    ctx: &ToolRunContext,
+    limit: usize,
+) -> Result<crate::tool::BodyOutput, ToolError> {
+    let until = pattern(wait.until.as_deref())?;
+    let condition = Until {
+        pattern: until.as_ref(),
+        exit: wait.until_exit,
+    };
+    session
+        .wait(wait_of(wait.wait_ms)?, condition, &ctx.signal)
+        .await;
+    typed::output(&read(sessions, session, limit))
 }
 
 fn kill_definition(
     sessions: Arc<ExecSessions>,
     limit: usize,
 ) -> Result<ToolDefinition, DefinitionError> {
-    let cards = Arc::new(SessionCards(sessions.clone()));
-    ToolDefinition::builder("bash_kill")
+    session_tool("bash_kill", &sessions)
         .description(format!(
             "Stop a bash session: without `signal`, SIGTERM, then SIGKILL for it and \
              everything it started if it is still running after {} s. With `signal` (SIGINT, \
@@ -191,10 +202,6 @@ fn kill_definition(
             "sessionId": { "type": "string", "required": true, "description": "The session." },
             "signal": { "type": "string", "description": "The signal to send (default: SIGTERM, then SIGKILL)." }
         }))
-        .output(session_output_schema())
-        .render(Render::Custom(Arc::new(TextRenderer(render))))
-        .cards(cards)
-        .card_meta(session_meta())
         .body(move |ctx: ToolRunContext| {
             let sessions = sessions.clone();
             async move {
