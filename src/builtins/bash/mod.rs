@@ -278,8 +278,10 @@ async fn bash(
         &ctx.signal,
         &ctx.progress,
         &settings.keep(),
-        sandbox,
-        network.as_ref(),
+        run::Confined {
+            sandbox,
+            network: network.as_ref(),
+        },
     )
     .await?;
     answer(settings, sandbox, run, timeout)

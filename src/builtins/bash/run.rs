@@ -73,6 +73,13 @@ pub struct Keep {
     pub preview: usize,
 }
 
+/// Where a command runs: its sandbox, and the scope's network when the sandbox joins one.
+#[derive(Clone, Copy)]
+pub struct Confined<'a> {
+    pub sandbox: &'a Sandbox,
+    pub network: Option<&'a Arc<SharedNetwork>>,
+}
+
 /// What ends a command early besides its end and its signal.
 pub struct Bounds<'a> {
     /// The per-call deadline.
@@ -99,17 +106,16 @@ pub struct Started {
     pub scratch: Option<Scratch>,
 }
 
-/// Starts `bash -c command` in `cwd` with a scrubbed environment, confined by `sandbox` and
-/// within `limits`, its streams connected as `stdio`, in the scope's `network` when its
-/// sandbox joins one.
+/// Starts `bash -c command` in `cwd` with a scrubbed environment, `confined`, within
+/// `limits`, its streams connected as `stdio`.
 pub fn start(
     command: &str,
     cwd: &Path,
     limits: &BashLimits,
-    sandbox: &Sandbox,
+    confined: Confined<'_>,
     stdio: Stdio3,
-    network: Option<&Arc<SharedNetwork>>,
 ) -> Result<Started, ToolError> {
+    let Confined { sandbox, network } = confined;
     let mut shell = tokio::process::Command::new("bash");
     shell
         .arg("-c")
@@ -163,8 +169,8 @@ pub fn start(
     Ok(Started { group, scratch })
 }
 
-/// Runs `bash -c command` in `cwd` with a scrubbed environment, confined by `sandbox` and
-/// within `bounds`, reporting its output live to `progress` as it arrives.
+/// Runs `bash -c command` in `cwd` with a scrubbed environment, `confined` and within
+/// `bounds`, reporting its output live to `progress` as it arrives.
 pub async fn run(
     command: &str,
     cwd: &Path,
@@ -172,12 +178,10 @@ pub async fn run(
     signal: &Signal,
     progress: &Progress,
     keep: &Keep,
-    sandbox: &Sandbox,
-    network: Option<&Arc<SharedNetwork>>,
+    confined: Confined<'_>,
 ) -> Result<Run, ToolError> {
     let Bounds { timeout, limits } = bounds;
-    let Started { mut group, scratch } =
-        start(command, cwd, limits, sandbox, Stdio3::Pipes, network)?;
+    let Started { mut group, scratch } = start(command, cwd, limits, confined, Stdio3::Pipes)?;
     let stdout = capture(
         group.child().stdout.take(),
         Spool::new("stdout", keep.budget, keep.spill.clone()),

@@ -3,7 +3,7 @@
 //! stdin, a terminal, kills, the pushed `bash/exited`, the scope and tether that own every
 //! session, `exec.maxSessions`, and a flood that stays out of the host's memory.
 
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use crate::support::mcp::{Binary, descendants, still_alive};
 use serde_json::{Value, json};
@@ -538,7 +538,6 @@ return { body: fetched.stdout, running: killed.running, sandbox: fetched.sandbox
 "#;
     let result = run_code(&mut host, program);
     assert_eq!(result["isError"], false, "{result}");
-    eprintln!("{}", text(&result));
     assert_eq!(
         result["value"]["result"],
         json!({ "body": "served from a session\n", "running": false, "sandbox": null }),

@@ -8,14 +8,14 @@
 //! tell the front end (`bash/exited`), so nobody has to poll.
 
 mod log;
-mod session;
+mod running;
 mod start;
 mod supervisor;
 pub mod terminal;
 pub mod tools;
 mod view;
 
-pub use session::{Reason, Session};
+pub use running::{Reason, Session};
 pub use start::{Outcome, SessionCall, start};
 pub use view::{SessionOutput, session_output_schema};
 

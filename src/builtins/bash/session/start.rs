@@ -6,12 +6,13 @@
 
 use super::ExecSessions;
 use super::log::SessionLog;
-use super::session::{Input, Reason, Session};
+use super::running::{Input, Reason, Session};
 use super::supervisor::{Deadlines, Supervised, supervise};
 use super::terminal;
 use crate::builtins::bash::live::LiveOutput;
 use crate::builtins::bash::run::{
-    Ending, Keep, Run, Started, Stdio3, finish_spools, read_stream, start as start_command,
+    Confined, Ending, Keep, Run, Started, Stdio3, finish_spools, read_stream,
+    start as start_command,
 };
 use crate::builtins::bash::spool::{Spool, Spooled};
 use crate::process::{Sandbox, SharedNetwork};
@@ -70,14 +71,12 @@ pub async fn start(
         }
         false => (None, Stdio3::PipesWithInput),
     };
-    let Started { mut group, scratch } = start_command(
-        call.command,
-        call.cwd,
-        call.limits,
-        call.sandbox,
-        stdio,
-        call.network.as_ref(),
-    )?;
+    let confined = Confined {
+        sandbox: call.sandbox,
+        network: call.network.as_ref(),
+    };
+    let Started { mut group, scratch } =
+        start_command(call.command, call.cwd, call.limits, confined, stdio)?;
     let scratch_path = scratch.as_ref().map(|s| s.path().to_owned());
     let keep = call.keep;
     let file = sessions_file(keep, &id);

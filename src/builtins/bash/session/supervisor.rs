@@ -4,7 +4,7 @@
 //! that owns it, then lets the output drain, closes the file and reports the end. It sleeps
 //! until one of those happens: an idle session costs no wake-ups.
 
-use super::session::{Ended, Reason, Request, Session};
+use super::running::{Ended, Reason, Request, Session};
 use crate::builtins::bash::run::{BUDGET_CHECK, REAP_GRACE, wait_for_reader};
 use crate::process::{ProcessGroup, Scratch};
 use nix::sys::signal::Signal as UnixSignal;

@@ -199,6 +199,7 @@ impl TerminalText {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

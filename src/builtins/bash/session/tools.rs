@@ -4,7 +4,7 @@
 //! sessions.
 
 use super::ExecSessions;
-use super::session::{Reason, Session, Until};
+use super::running::{Reason, Session, Until};
 use super::view::{SessionOutput, render, session_output_schema};
 use crate::builtins::cards::{parse, success_meta};
 use crate::builtins::typed::{self, TextRenderer};

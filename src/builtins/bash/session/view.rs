@@ -2,7 +2,7 @@
 //! `bash_kill` (the text read, the state, where the whole output is), and its rendering.
 
 use super::log::Unread;
-use super::session::Session;
+use super::running::Session;
 use crate::builtins::bash::SpilledStream;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
