@@ -24,6 +24,10 @@ const OFFLINE: [&str; 7] = [
     "getaddrinfo",
 ];
 
+/// What commands print when nothing listens where they connect: with the network off, the
+/// scope's own loopback is all there is, so the host's services look like this.
+const REFUSED: [&str; 2] = ["Connection refused", "ECONNREFUSED"];
+
 /// The line for a command that exited with `code` printing `output`, if the sandbox
 /// (`writable` besides its `scratch` dir) is what refused it.
 pub fn sandbox_line(
@@ -47,6 +51,13 @@ pub fn sandbox_line(
         if !sandbox.network() && OFFLINE.iter().any(|marker| line.contains(marker)) {
             return Some(format!(
                 "The sandbox blocked this command: bash has no network access; {escalate}."
+            ));
+        }
+        if !sandbox.network() && REFUSED.iter().any(|marker| line.contains(marker)) {
+            return Some(format!(
+                "The sandbox may be why: bash has no network access beyond its own loopback, \
+                 where only servers this agent's commands started listen (the host's own \
+                 services and the internet are unreachable); {escalate}."
             ));
         }
         if DENIED.iter().any(|marker| line.contains(marker)) {

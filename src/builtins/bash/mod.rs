@@ -5,21 +5,19 @@
 //! its in-memory window is streamed whole to a spill file and the value names the file.
 
 mod capture;
+mod cards;
 mod denial;
 pub mod escalation;
 mod live;
+mod render;
 mod run;
 pub mod session;
 mod spool;
 
-use crate::builtins::cards::{parse, success_meta};
 use crate::builtins::typed::{self, TextRenderer};
-use crate::cards::{TerminalCallView, TerminalResultView, ToolCallView, ToolResultView};
 use crate::process::budget::Exceeded;
 use crate::process::{Sandbox, SharedNetwork};
 use crate::spill::SpillStore;
-use crate::spill::preview::READ_MORE;
-use crate::tool::{CardMeta, DurableResult, ToolCards};
 use crate::tool::{
     Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
 };
@@ -215,10 +213,10 @@ pub fn definitions(settings: BashSettings) -> Result<Vec<ToolDefinition>, Defini
                 "outputFile": spilled_stream_schema()
             }
         }))
-        .render(Render::Custom(Arc::new(TextRenderer(render))))
+        .render(Render::Custom(Arc::new(TextRenderer(render::render))))
         .concurrency(Concurrency::Exclusive)
-        .cards(Arc::new(BashCards { cwd }))
-        .card_meta(card_meta())
+        .cards(Arc::new(cards::BashCards { cwd }))
+        .card_meta(cards::card_meta())
         .body(move |ctx: ToolRunContext| {
             let settings = settings.clone();
             async move {
@@ -481,152 +479,5 @@ fn sandbox_sentence(sandbox: &Sandbox) -> String {
             "It runs sandboxed: it can read everything but write only in $TMPDIR, {network}; \
              {escalate}."
         ),
-    }
-}
-
-/// What the model reads: the output, how to read a spilled stream, then a status line
-/// unless the command exited 0, then the sandbox's line when it refused something.
-fn render(output: &BashOutput) -> String {
-    let mut text = render_output(output);
-    if let Some(id) = &output.session_id {
-        let saved = output
-            .output_file
-            .as_ref()
-            .map(|file| format!(" Everything it prints is saved in {}.", file.path))
-            .unwrap_or_default();
-        text = format!(
-            "{text}\n[Still running as session {id}: bash_output {{\"sessionId\": \"{id}\"}} \
-             reads what it prints next (waitMs and until wait for it), bash_write types into \
-             it, bash_kill stops it.{saved}]"
-        );
-    }
-    match &output.sandbox {
-        Some(line) => format!("{text}\n{line}"),
-        None => text,
-    }
-}
-
-/// The output (with the read-more line of a spilled stream) and its status line.
-fn render_output(output: &BashOutput) -> String {
-    let mut combined = output.combined();
-    if output.stdout_spill.is_some() || output.stderr_spill.is_some() {
-        if !combined.ends_with('\n') {
-            combined.push('\n');
-        }
-        combined.push_str(READ_MORE);
-    }
-    let text = combined.trim_end_matches('\n');
-    let status = match (output.exit_code, &output.signal) {
-        (Some(0), _) | (None, None) => None,
-        (Some(code), _) => Some(format!("Exit code {code}")),
-        (None, Some(signal)) => Some(format!("Killed by {signal}")),
-    };
-    match (text.is_empty(), status) {
-        (true, None) => "(no output)".to_owned(),
-        (true, Some(status)) => status,
-        (false, None) => text.to_owned(),
-        (false, Some(status)) => format!("{text}\n{status}"),
-    }
-}
-
-/// `bash`'s metadata: what the terminal card shows.
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct TerminalMeta {
-    output: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    exit_code: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    signal: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    session_id: Option<String>,
-}
-
-/// `bash` persists its combined output and exit status.
-fn card_meta() -> CardMeta {
-    Arc::new(|_arguments, value| {
-        let output = BashOutput::deserialize(value).ok()?;
-        serde_json::to_value(TerminalMeta {
-            output: output.combined(),
-            exit_code: output.exit_code,
-            signal: output.signal,
-            session_id: output.session_id,
-        })
-        .ok()
-    })
-}
-
-#[derive(Deserialize)]
-struct BashCall {
-    command: String,
-    description: Option<String>,
-}
-
-/// `bash`: a terminal card in the configured working directory (naming the session a
-/// command that outlived its call runs on as).
-struct BashCards {
-    /// The canonical working directory commands run in.
-    cwd: String,
-}
-
-impl ToolCards for BashCards {
-    fn call_card(&self, arguments: &Value) -> Option<Value> {
-        let call: BashCall = parse(arguments)?;
-        ToolCallView::Terminal(TerminalCallView {
-            title: call.command,
-            description: call.description,
-            cwd: Some(self.cwd.clone()),
-        })
-        .to_json()
-    }
-
-    fn result_card(&self, _arguments: &Value, result: &DurableResult) -> Option<Value> {
-        let meta: TerminalMeta = success_meta(result)?;
-        ToolResultView::Terminal(TerminalResultView {
-            title: None,
-            output: Some(meta.output),
-            exit_code: meta.exit_code,
-            signal: meta.signal,
-            running: meta.session_id.is_some().then_some(true),
-            session_id: meta.session_id,
-        })
-        .to_json()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn check(stdout: &str, stderr: &str, exit: Option<i64>, signal: Option<&str>, expected: &str) {
-        let output = BashOutput {
-            stdout: stdout.to_owned(),
-            stderr: stderr.to_owned(),
-            exit_code: exit,
-            signal: signal.map(str::to_owned),
-            truncated: false,
-            stdout_spill: None,
-            stderr_spill: None,
-            sandbox: None,
-            session_id: None,
-            running: None,
-            output_file: None,
-        };
-        assert_eq!(render(&output), expected);
-    }
-
-    #[test]
-    fn renders_output_then_status() {
-        check("hi\n", "", Some(0), None, "hi");
-        check("", "", Some(0), None, "(no output)");
-        check("out", "err\n", Some(2), None, "out\nerr\nExit code 2");
-        check("", "", Some(1), None, "Exit code 1");
-        check(
-            "partial\n",
-            "",
-            None,
-            Some("SIGTERM"),
-            "partial\nKilled by SIGTERM",
-        );
     }
 }

@@ -551,23 +551,35 @@ fn a_programs_sessions_end_with_its_run_unless_detached() {
     let result = run_code(
         &mut host,
         r#"
-await tools.bash({ command: "sleep 307", background: true });
+const attached = await tools.bash({ command: "echo started; exec sleep 307", background: true });
+await tools.bash_output({ sessionId: attached.sessionId, until: "started", waitMs: 20000 });
 const kept = await tools.bash({ command: "sleep 308", background: true, detach: true });
-return kept.sessionId;
+return [attached.sessionId, kept.sessionId];
 "#,
     );
     assert_eq!(result["isError"], false, "{result}");
-    let attached = running(&host, "sleep 307");
-    all_gone(&attached);
-    let detached = running(&host, "sleep 308");
+    let ids = &result["value"]["result"];
+    let attached = ids[0].as_str().unwrap();
+    let told = pushed(&mut host, attached);
+    assert_eq!(told["reason"], "run ended", "{told}");
     assert!(
-        still_alive(&detached).len() == 1,
+        !descendants(host.pid())
+            .iter()
+            .any(|(_, c)| c.contains("sleep 307")),
+        "the run's session was killed"
+    );
+    let detached = running(&host, "sleep 308");
+    assert_eq!(
+        still_alive(&detached).len(),
+        1,
         "a detached session outlives the run"
     );
-    let told = pushed(&mut host, "bash-1");
-    assert_eq!(told["reason"], "run ended", "{told}");
     let listed = run_code(&mut host, "return await tools.bash_sessions({})");
     assert!(text(&listed).contains("sleep 308"), "{listed}");
+    assert_eq!(
+        ids[1], listed["value"]["result"]["sessions"][1]["sessionId"],
+        "{listed}"
+    );
 }
 
 #[test]

@@ -295,7 +295,8 @@ fn default_config() -> Value {
             "keep": false,
             "maxTotalBytes": 1073741824
         },
-        "sandbox": {}
+        "sandbox": {},
+        "exec": { "maxSessions": 16, "idleTimeoutMs": 3600000, "maxLifetimeMs": 86400000 }
     })
 }
 
@@ -387,7 +388,7 @@ fn an_invalid_config_field_is_invalid_params_naming_it() {
         ),
         (
             json!({ "tool": {} }),
-            "config.tool: unknown field `tool`, expected one of `tools`, `codeRuntime`, `pipeline`, `permissions`, `mcpServers`, `builtins`, `transport`, `spill`, `sandbox`",
+            "config.tool: unknown field `tool`, expected one of `tools`, `codeRuntime`, `pipeline`, `permissions`, `mcpServers`, `builtins`, `transport`, `spill`, `sandbox`, `exec`",
         ),
         (
             json!({ "transport": { "maxBytes": 1 } }),
