@@ -11,6 +11,7 @@ pub mod code_mode;
 pub mod codegen;
 pub mod config;
 pub mod discovery;
+pub mod egress;
 pub mod frontends;
 pub mod host;
 pub mod json;

@@ -6,6 +6,7 @@ mod cli;
 mod code_mode;
 mod codegen;
 mod discovery;
+mod egress;
 mod frontends;
 mod mcp;
 mod pipeline;
