@@ -101,7 +101,8 @@ pub struct Started {
 
 /// Starts `bash -c command` in `cwd` with a scrubbed environment, confined by `sandbox` and
 /// within `limits`, its streams connected as `stdio`, in the scope's `network` when its
-/// sandbox joins one.
+/// sandbox joins one (under a network policy, with the proxy's listener opened there and the
+/// environment pointing at it).
 pub fn start(
     command: &str,
     cwd: &Path,
@@ -117,6 +118,14 @@ pub fn start(
         .current_dir(cwd)
         .env_clear()
         .envs(scrubbed_environment());
+    if let Some(network) = network.filter(|_| sandbox.egress_policy().is_some()) {
+        let port = network
+            .open_proxy()
+            .map_err(|e| ToolError::new(format!("cannot sandbox bash: {e}")))?;
+        shell.envs(crate::process::sandbox::network_policy::proxy_environment(
+            port,
+        ));
+    }
     let terminal = matches!(stdio, Stdio3::Terminal(_));
     match stdio {
         Stdio3::Pipes => {
