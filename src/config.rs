@@ -109,9 +109,14 @@ fn sandboxes(config: &HostConfig) -> Vec<(String, &SandboxConfig)> {
 }
 
 /// Roots must be non-empty paths (whether they exist is checked when their family starts,
-/// which then refuses to, naming the root).
+/// which then refuses to, naming the root); a network policy's patterns must parse.
 fn validate_sandboxes(config: &HostConfig) -> Result<(), ConfigError> {
     for (field, sandbox) in sandboxes(config) {
+        if let Some(policy) = sandbox.network.as_ref().and_then(|n| n.policy()) {
+            policy
+                .check(&format!("{field}.network"))
+                .map_err(ConfigError)?;
+        }
         for (name, roots) in [
             ("writableRoots", &sandbox.writable_roots),
             ("readOnlyRoots", &sandbox.read_only_roots),
@@ -479,7 +484,7 @@ mod tests {
             ),
             (
                 json!({ "sandbox": { "network": "yes" } }),
-                "config.sandbox.network: invalid type: string \"yes\", expected a boolean",
+                "config.sandbox.network: invalid type: string \"yes\", expected a boolean or an object { allow, deny }",
             ),
             (
                 json!({ "codeRuntime": { "sandbox": { "writable": [] } } }),

@@ -444,9 +444,11 @@ export type SandboxConfig = {
  */
 mode?: SandboxMode, 
 /**
- * Whether the process may reach the network (default false).
+ * Whether the process may reach the network (default false): `true` is the host's
+ * network; `{ allow, deny }` is only the domains the policy admits, through the host's
+ * proxy. A family's `network` replaces the top-level one whole.
  */
-network?: boolean, 
+network?: NetworkSetting, 
 /**
  * Further directories writable under `workspace-write` (absolute, or relative to the
  * host's working directory; each must exist).
@@ -554,13 +556,30 @@ allowUnixSockets: Array<string>,
 /**
  * How the family's process trees are budgeted (CPU time, memory, processes).
  */
-budgets: BudgetIsolation, };
+budgets: BudgetIsolation, 
+/**
+ * The egress policy when `network` is `{ allow, deny }` (then `network` is false and
+ * `networkIsolation` is `proxy`).
+ */
+egress?: NetworkPolicy, };
 
 export type FilesystemIsolation = "landlock" | "none" | "view";
 
-export type NetworkIsolation = "namespace" | "seccomp" | "none";
+export type NetworkIsolation = "namespace" | "seccomp" | "none" | "proxy";
 
 export type BudgetIsolation = "cgroup-v2" | "cgroup-v1" | "polled" | "none";
+
+export type NetworkSetting = boolean | NetworkPolicy;
+
+export type NetworkPolicy = { 
+/**
+ * What may be reached (nothing else is).
+ */
+allow: Array<string>, 
+/**
+ * What may not be reached even when `allow` matches it.
+ */
+deny: Array<string>, };
 
 export type ContentBlock = TextContent | ImageContent | { type: string; [key: string]: unknown };
 

@@ -42,6 +42,8 @@ macro_rules! wire_types {
             FilesystemIsolation,
             NetworkIsolation,
             BudgetIsolation,
+            NetworkSetting,
+            NetworkPolicy,
             ContentBlock,
             TextContent,
             TextTag,

@@ -14,6 +14,7 @@ pub mod generate;
 
 pub mod lifecycle;
 pub mod mcp;
+pub mod network;
 pub mod registry;
 pub mod sandbox;
 
@@ -24,6 +25,7 @@ pub use exec::*;
 pub use execution::*;
 pub use lifecycle::*;
 pub use mcp::*;
+pub use network::*;
 pub use registry::*;
 pub use sandbox::*;
 

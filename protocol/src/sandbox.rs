@@ -2,6 +2,7 @@
 //! policy each family gets, as `initialize` reports it (`capabilities.sandbox`).
 
 use crate::config::Map;
+use crate::network::{NetworkPolicy, NetworkSetting};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -30,10 +31,12 @@ pub struct SandboxConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub mode: Option<SandboxMode>,
-    /// Whether the process may reach the network (default false).
+    /// Whether the process may reach the network (default false): `true` is the host's
+    /// network; `{ allow, deny }` is only the domains the policy admits, through the host's
+    /// proxy. A family's `network` replaces the top-level one whole.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub network: Option<bool>,
+    pub network: Option<NetworkSetting>,
     /// Further directories writable under `workspace-write` (absolute, or relative to the
     /// host's working directory; each must exist).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -73,7 +76,7 @@ pub enum FilesystemIsolation {
     View,
 }
 
-/// How `network: false` is enforced.
+/// How `network` (when not `true`) is enforced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "lowercase")]
 pub enum NetworkIsolation {
@@ -83,6 +86,9 @@ pub enum NetworkIsolation {
     Seccomp,
     /// Not confined (`network: true` or `mode: "off"`).
     None,
+    /// `network: { allow, deny }`: a namespace whose only way out is the host's proxy
+    /// (listening on the namespace's loopback), which admits what the policy allows.
+    Proxy,
 }
 
 /// What the kernel offers, as the host probed it once.
@@ -132,6 +138,11 @@ pub struct FamilySandbox {
     /// How the family's process trees are budgeted (CPU time, memory, processes).
     #[serde(default)]
     pub budgets: BudgetIsolation,
+    /// The egress policy when `network` is `{ allow, deny }` (then `network` is false and
+    /// `networkIsolation` is `proxy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub egress: Option<NetworkPolicy>,
 }
 
 /// How a family's budgets hold for the whole process tree of a run, not per process.

@@ -82,6 +82,7 @@ fn describe(sandbox: &FamilySandbox) -> String {
         NetworkIsolation::Namespace => "network off (user + network namespace)",
         NetworkIsolation::Seccomp => "network off (seccomp socket filter)",
         NetworkIsolation::None => "network on",
+        NetworkIsolation::Proxy => "network only through the host's proxy (network namespace)",
     };
     let filesystem = match sandbox.filesystem {
         FilesystemIsolation::View => "private view + Landlock",

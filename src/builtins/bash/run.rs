@@ -106,8 +106,10 @@ pub struct Started {
     pub scratch: Option<Scratch>,
 }
 
-/// Starts `bash -c command` in `cwd` with a scrubbed environment, `confined`, within
-/// `limits`, its streams connected as `stdio`.
+/// Starts `bash -c command` in `cwd` with a scrubbed environment, `confined` (in the scope's
+/// network when its sandbox joins one; under a network policy, with the proxy's listener
+/// opened there and the environment pointing at it), within `limits`, its streams connected
+/// as `stdio`.
 pub fn start(
     command: &str,
     cwd: &Path,
@@ -123,6 +125,14 @@ pub fn start(
         .current_dir(cwd)
         .env_clear()
         .envs(scrubbed_environment());
+    if let Some(network) = network.filter(|_| sandbox.egress_policy().is_some()) {
+        let port = network
+            .open_proxy()
+            .map_err(|e| ToolError::new(format!("cannot sandbox bash: {e}")))?;
+        shell.envs(crate::process::sandbox::network_policy::proxy_environment(
+            port,
+        ));
+    }
     let terminal = matches!(stdio, Stdio3::Terminal(_));
     match stdio {
         Stdio3::Pipes => {

@@ -17,6 +17,9 @@
 //! every capability there), then the network namespace. Either way the program ends up in
 //! user namespaces of its own below, with no capability over the shared namespace: it can
 //! neither reconfigure `lo` nor add an interface.
+//!
+//! Under `network: { allow, deny }` the namespace also holds the host's proxy listener, made
+//! on request ([`SharedNetwork::open_proxy`], once) by [`super::proxy_listener`].
 
 use super::confine::above_reserved;
 use crate::process::syscalls::{IdMaps, check, write_file};
@@ -24,6 +27,7 @@ use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::{Arc, Mutex, PoisonError};
+use tokio_util::sync::CancellationToken;
 
 /// A network namespace with only its loopback, up; children that join it reach each
 /// other's 127.0.0.1 listeners and nothing else (not the host's loopback, no route out).
@@ -34,6 +38,23 @@ pub struct SharedNetwork {
     user: OwnedFd,
     /// `/proc/<helper>/ns/net`.
     net: OwnedFd,
+    /// The proxy's listener inside the namespace, once [opened](Self::open_proxy).
+    proxy: Mutex<Proxy>,
+    /// Cancelled when this value drops (its scope closed and no spawn holds it any more).
+    dropped: CancellationToken,
+}
+
+/// The proxy listener's port, and the listener until the host takes it.
+#[derive(Debug, Default)]
+struct Proxy {
+    port: Option<u16>,
+    listener: Option<std::net::TcpListener>,
+}
+
+impl Drop for SharedNetwork {
+    fn drop(&mut self) {
+        self.dropped.cancel();
+    }
 }
 
 impl SharedNetwork {
@@ -79,9 +100,61 @@ impl SharedNetwork {
         let network = SharedNetwork {
             user: open("user")?,
             net: open("net")?,
+            proxy: Mutex::default(),
+            dropped: CancellationToken::new(),
         };
         drop(helper);
         Ok(Arc::new(network))
+    }
+
+    /// [`create`](Self::create), then [`open_proxy`](Self::open_proxy).
+    pub fn create_with_proxy() -> io::Result<Arc<SharedNetwork>> {
+        let network = Self::create()?;
+        network.open_proxy()?;
+        Ok(network)
+    }
+
+    /// Makes the proxy's listener inside the namespace, the first time (later calls give the
+    /// same port): `127.0.0.1:3128`, or a free port if that one is taken. The host takes it
+    /// with [`proxy_listener`](Self::proxy_listener) and serves it; children reach it at
+    /// `127.0.0.1:<port>` ([`super::network_policy::proxy_environment`]).
+    pub fn open_proxy(&self) -> io::Result<u16> {
+        let mut proxy = self.proxy.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(port) = proxy.port {
+            return Ok(port);
+        }
+        let (listener, port) = super::proxy_listener::listen_inside(self)?;
+        *proxy = Proxy {
+            port: Some(port),
+            listener: Some(listener),
+        };
+        Ok(port)
+    }
+
+    /// The proxy listener's port, once [opened](Self::open_proxy).
+    pub fn proxy_port(&self) -> Option<u16> {
+        self.proxy
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .port
+    }
+
+    /// The proxy's listener (non-blocking, close-on-exec, ready for
+    /// `tokio::net::TcpListener::from_std`), handed out once: the first caller after
+    /// [`open_proxy`](Self::open_proxy) serves it, every later one gets `None`.
+    pub fn proxy_listener(&self) -> Option<std::net::TcpListener> {
+        self.proxy
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .listener
+            .take()
+    }
+
+    /// Cancelled when this network is dropped (its scope closed and no spawn holds it): the
+    /// proxy serving [`proxy_listener`](Self::proxy_listener) stops with it. (A task that
+    /// held the `Arc` itself would keep it alive: hold this token instead.)
+    pub fn dropped(&self) -> CancellationToken {
+        self.dropped.clone()
     }
 
     /// The child's half, run after fork and before the tether: joins the namespace. Raw
@@ -135,9 +208,9 @@ impl Loopbacks {
 }
 
 /// The helper child: reaped by the host on every path, released by closing `release`.
-struct Helper {
-    pid: libc::pid_t,
-    release: Option<OwnedFd>,
+pub(super) struct Helper {
+    pub(super) pid: libc::pid_t,
+    pub(super) release: Option<OwnedFd>,
 }
 
 impl Drop for Helper {
@@ -233,7 +306,7 @@ fn loopback_up() -> io::Result<()> {
 
 /// Closes every descriptor but `a` and `b`: the helper must not hold a pipe end of a
 /// child the host is spawning meanwhile (its reader would wait for the helper).
-fn close_all_but(a: libc::c_int, b: libc::c_int) {
+pub(super) fn close_all_but(a: libc::c_int, b: libc::c_int) {
     let (low, high) = (a.min(b) as libc::c_uint, a.max(b) as libc::c_uint);
     let close_range = |first: libc::c_uint, last: libc::c_uint| {
         // SAFETY: close_range takes integers; it closes only this process's descriptors.

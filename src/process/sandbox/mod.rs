@@ -16,16 +16,22 @@
 //! - [`confine`]: the prepared [`Confinement`] of one spawn and the child's system calls,
 //!   handed to [`ProcessGroup::spawn`](super::ProcessGroup::spawn), the one spawn path;
 //! - [`families`]: `bash`, Python and MCP servers from the host config, and the report;
-//! - [`loopback`]: with the network off, one network namespace per agent scope with its
-//!   loopback up, which that scope's children join.
+//! - [`loopback`]: with the network off (or a policy), one network namespace per agent
+//!   scope with its loopback up, which that scope's children join; with a policy, the
+//!   proxy's listener made inside it and handed to the host;
+//! - `proxy_listener`: that listener, made by a child inside the namespace and passed to
+//!   the host;
+//! - [`network_policy`]: its port, and the environment pointing a child's tools at it.
 
 pub mod confine;
 pub mod families;
 mod landlock;
 pub mod loopback;
+pub mod network_policy;
 pub mod plan;
 pub mod policy;
 pub mod probe;
+mod proxy_listener;
 mod seccomp;
 mod view;
 

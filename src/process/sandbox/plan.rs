@@ -9,7 +9,8 @@ use super::policy::SandboxPolicy;
 use super::seccomp::{self, FilterRules};
 use super::view::{self, View};
 use dsh_tools_protocol::{
-    FamilySandbox, FilesystemIsolation, NetworkIsolation, SandboxMode, SandboxSupport,
+    FamilySandbox, FilesystemIsolation, NetworkIsolation, NetworkPolicy, SandboxMode,
+    SandboxSupport,
 };
 use std::io;
 use std::path::{Path, PathBuf};
@@ -46,6 +47,9 @@ pub struct Sandbox {
     allow_unix_sockets: Vec<PathBuf>,
     /// The family's workspace, kept visible in the view even when it is not writable.
     workspace: Option<PathBuf>,
+    /// `network: { allow, deny }`: the network is off but for the host's proxy, reached on
+    /// the loopback of the [`SharedNetwork`] the child joins (namespace mode only).
+    egress: Option<NetworkPolicy>,
 }
 
 impl Sandbox {
@@ -63,6 +67,7 @@ impl Sandbox {
             deny_read: Vec::new(),
             allow_unix_sockets: Vec::new(),
             workspace: None,
+            egress: None,
         }
     }
 
@@ -87,6 +92,7 @@ impl Sandbox {
             deny_read: policy.deny_read.clone(),
             allow_unix_sockets: Vec::new(),
             workspace: family.workspace.map(Path::to_path_buf),
+            egress: policy.egress.clone(),
         };
         let mut missing = Vec::new();
         if support.landlock_abi < MINIMUM_ABI {
@@ -100,10 +106,10 @@ impl Sandbox {
             missing.push("seccomp filters (for the system call filter)".to_owned());
         }
         if !policy.network {
-            sandbox.network_isolation = if support.user_namespaces {
-                NetworkIsolation::Namespace
-            } else {
-                NetworkIsolation::Seccomp
+            sandbox.network_isolation = match (support.user_namespaces, &policy.egress) {
+                (true, Some(_)) => NetworkIsolation::Proxy,
+                (true, None) => NetworkIsolation::Namespace,
+                (false, _) => NetworkIsolation::Seccomp,
             };
         }
         if !missing.is_empty() {
@@ -112,6 +118,20 @@ impl Sandbox {
                 "{} is unavailable: the sandbox cannot be applied: this kernel lacks {}; {escape}",
                 family.name,
                 missing.join(" and ")
+            ));
+            return sandbox;
+        }
+        // The proxy is reached on a namespace's loopback; without one a policy could only be
+        // "everything" or "nothing", neither of which the user asked for.
+        if !support.user_namespaces && policy.egress.is_some() {
+            sandbox.unavailable = Some(format!(
+                "{} is unavailable: {field}.network = {{ allow, deny }} needs a network \
+                 namespace (its only way out is the host's proxy), and this kernel refuses \
+                 unprivileged user namespaces; set {field}.network to false (no network) or \
+                 true (the host's, unfiltered), or {field}.mode = \"off\" to run it \
+                 unsandboxed",
+                family.name,
+                field = family.field
             ));
             return sandbox;
         }
@@ -181,9 +201,15 @@ impl Sandbox {
         self.unavailable.as_deref()
     }
 
-    /// Whether the network is reachable.
+    /// Whether the host's network is reachable (unfiltered: false under a policy).
     pub fn network(&self) -> bool {
         self.network || self.is_off()
+    }
+
+    /// `network: { allow, deny }`, when the family runs under one (its children reach only
+    /// the proxy, on the loopback of the scope's [`SharedNetwork`]); `None` when unsandboxed.
+    pub fn egress_policy(&self) -> Option<&NetworkPolicy> {
+        self.egress.as_ref().filter(|_| !self.is_off())
     }
 
     /// The writable roots besides a spawn's scratch dir (canonical).
@@ -198,8 +224,8 @@ impl Sandbox {
     }
 
     /// Whether [`confine_joining`](Self::confine_joining) would use a [`SharedNetwork`]:
-    /// namespace mode with the network off (elsewhere the network is the host's, or
-    /// seccomp refuses its sockets), so one is created only where it is joined.
+    /// namespace mode with the network off or under a policy (elsewhere the network is the
+    /// host's, or seccomp refuses its sockets), so one is created only where it is joined.
     pub fn joins_shared_network(&self) -> bool {
         self.unavailable.is_none() && !self.is_off() && self.namespaces && !self.network
     }
@@ -278,6 +304,7 @@ impl Sandbox {
             deny_read: text(&self.deny_read),
             allow_unix_sockets: text(&self.allow_unix_sockets),
             budgets: dsh_tools_protocol::BudgetIsolation::None,
+            egress: self.egress_policy().cloned(),
         }
     }
 }
@@ -315,6 +342,7 @@ mod tests {
             read_only_roots: Vec::new(),
             deny_read: Vec::new(),
             allow_unix_sockets: Vec::new(),
+            egress: None,
         }
     }
 
@@ -441,5 +469,57 @@ mod tests {
         let read_only = Sandbox::check(family(Some(&canonical)), &inside, &FULL);
         assert_eq!(read_only.unavailable(), None);
         assert!(read_only.writable().is_empty());
+    }
+
+    #[test]
+    fn a_policy_joins_the_scopes_network_in_namespace_mode_and_fails_closed_in_the_fallback() {
+        let egress = NetworkPolicy {
+            allow: vec!["@npm".into()],
+            deny: vec![],
+        };
+        let mut asking = policy(SandboxMode::WorkspaceWrite, false);
+        asking.egress = Some(egress.clone());
+        let sandbox = Sandbox::check(family(None), &asking, &FULL);
+        assert_eq!(sandbox.unavailable(), None);
+        assert!(!sandbox.network());
+        assert!(sandbox.joins_shared_network());
+        assert_eq!(sandbox.egress_policy(), Some(&egress));
+        let report = sandbox.report();
+        assert!(!report.network);
+        assert_eq!(report.network_isolation, NetworkIsolation::Proxy);
+        assert_eq!(report.egress, Some(egress.clone()));
+        // Without a network to join, the child gets a namespace of its own: no way out.
+        assert!(sandbox.confine(None).unwrap().is_confined());
+
+        let no_userns = SandboxSupport {
+            user_namespaces: false,
+            ..FULL
+        };
+        let fallback = Sandbox::check(family(None), &asking, &no_userns);
+        let message = fallback.unavailable().unwrap_or_default();
+        assert!(
+            message.starts_with(
+                "bash is unavailable: builtins.bash.sandbox.network = { allow, deny } needs a \
+                 network namespace"
+            ),
+            "{message}"
+        );
+        assert!(fallback.confine(None).is_err());
+        assert!(!fallback.joins_shared_network());
+        // `true` keeps meaning the host's network there; `false` the seccomp filter.
+        let open = Sandbox::check(
+            family(None),
+            &policy(SandboxMode::WorkspaceWrite, true),
+            &no_userns,
+        );
+        assert_eq!(open.unavailable(), None);
+        assert!(open.network());
+        assert_eq!(open.report().network_isolation, NetworkIsolation::None);
+        assert_eq!(open.report().egress, None);
+        // `mode: "off"` drops the policy with the rest.
+        asking.mode = SandboxMode::Off;
+        let off = Sandbox::check(family(None), &asking, &FULL);
+        assert_eq!(off.egress_policy(), None);
+        assert!(off.network() && !off.joins_shared_network());
     }
 }

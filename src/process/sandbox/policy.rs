@@ -1,7 +1,7 @@
 //! A family's sandbox policy: the config resolved field by field (the family's override,
 //! then the top-level `sandbox`, then the defaults), before anything meets the kernel.
 
-use dsh_tools_protocol::{SandboxConfig, SandboxMode};
+use dsh_tools_protocol::{NetworkPolicy, NetworkSetting, SandboxConfig, SandboxMode};
 use std::path::{Path, PathBuf};
 
 /// What `denyRead` always holds, under the host's `HOME`: keys and tokens of the usual
@@ -26,7 +26,7 @@ pub const DEFAULT_DENY_READ: [&str; 12] = [
 pub struct SandboxPolicy {
     /// What may be written.
     pub mode: SandboxMode,
-    /// Whether the network is reachable.
+    /// Whether the host's network is reachable (`network: true`).
     pub network: bool,
     /// `writableRoots` as configured (checked when the family starts).
     pub writable_roots: Vec<String>,
@@ -37,20 +37,24 @@ pub struct SandboxPolicy {
     pub deny_read: Vec<PathBuf>,
     /// `allowUnixSockets` as configured, made absolute (checked when the family starts).
     pub allow_unix_sockets: Vec<PathBuf>,
+    /// `network: { allow, deny }`: only what it admits, through the host's proxy (then
+    /// `network` is false).
+    pub egress: Option<NetworkPolicy>,
 }
 
 impl SandboxPolicy {
     /// `family` over `global` over the defaults (`workspace-write`, no network, no roots).
     pub fn resolve(global: &SandboxConfig, family: Option<&SandboxConfig>) -> Self {
+        // Whole, not merged: a family's `network` replaces the top-level one.
+        let network = family
+            .and_then(|c| c.network.as_ref())
+            .or(global.network.as_ref());
         SandboxPolicy {
             mode: family
                 .and_then(|c| c.mode)
                 .or(global.mode)
                 .unwrap_or_default(),
-            network: family
-                .and_then(|c| c.network)
-                .or(global.network)
-                .unwrap_or(false),
+            network: matches!(network, Some(NetworkSetting::Bool(true))),
             writable_roots: family
                 .and_then(|c| c.writable_roots.clone())
                 .or_else(|| global.writable_roots.clone())
@@ -67,6 +71,7 @@ impl SandboxPolicy {
                 .flatten()
                 .map(|socket| absolute(socket, home().as_deref()))
                 .collect(),
+            egress: network.and_then(NetworkSetting::policy).cloned(),
         }
     }
 
@@ -79,6 +84,7 @@ impl SandboxPolicy {
             read_only_roots: Vec::new(),
             deny_read: Vec::new(),
             allow_unix_sockets: Vec::new(),
+            egress: None,
         }
     }
 }
@@ -129,7 +135,7 @@ mod tests {
     #[test]
     fn the_family_wins_field_by_field_over_the_top_level_and_the_defaults() {
         let global = SandboxConfig {
-            network: Some(true),
+            network: Some(NetworkSetting::Bool(true)),
             writable_roots: Some(vec!["/a".into()]),
             ..SandboxConfig::default()
         };
@@ -146,11 +152,49 @@ mod tests {
                 read_only_roots: vec![],
                 deny_read: deny_read(&global, Some(&family)),
                 allow_unix_sockets: vec![],
+                egress: None,
             }
         );
         let defaults = SandboxPolicy::resolve(&SandboxConfig::default(), None);
         assert_eq!(defaults.mode, SandboxMode::WorkspaceWrite);
         assert!(!defaults.network);
+    }
+
+    #[test]
+    fn a_familys_network_replaces_the_top_level_one_whole() {
+        let policy = |allow: &[&str], deny: &[&str]| NetworkPolicy {
+            allow: allow.iter().map(|s| (*s).to_owned()).collect(),
+            deny: deny.iter().map(|s| (*s).to_owned()).collect(),
+        };
+        let network = |setting: NetworkSetting| SandboxConfig {
+            network: Some(setting),
+            ..SandboxConfig::default()
+        };
+        let global = network(NetworkSetting::Policy(policy(&["@npm"], &["evil.example"])));
+        // Inherited as is.
+        let inherited = SandboxPolicy::resolve(&global, Some(&SandboxConfig::default()));
+        assert!(!inherited.network);
+        assert_eq!(inherited.egress, Some(policy(&["@npm"], &["evil.example"])));
+        // A family's policy replaces it whole (its empty `deny` does not keep the top's).
+        let own = network(NetworkSetting::Policy(policy(&["github.com"], &[])));
+        let replaced = SandboxPolicy::resolve(&global, Some(&own));
+        assert_eq!(replaced.egress, Some(policy(&["github.com"], &[])));
+        // `true` and `false` override a policy, and a policy overrides `true`.
+        for (setting, network, egress) in [(true, true, None), (false, false, None)] {
+            let resolved = SandboxPolicy::resolve(&global, Some(&network_bool(setting)));
+            assert_eq!((resolved.network, resolved.egress), (network, egress));
+        }
+        let open = network_bool(true);
+        let filtered = SandboxPolicy::resolve(&open, Some(&own));
+        assert!(!filtered.network);
+        assert_eq!(filtered.egress, Some(policy(&["github.com"], &[])));
+    }
+
+    fn network_bool(on: bool) -> SandboxConfig {
+        SandboxConfig {
+            network: Some(NetworkSetting::Bool(on)),
+            ..SandboxConfig::default()
+        }
     }
 
     #[test]

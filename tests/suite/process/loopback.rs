@@ -284,6 +284,102 @@ async fn the_seccomp_fallback_ignores_the_shared_network() {
     assert!(!host.was_reached(), "the host's listener was reached");
 }
 
+/// Connects to 127.0.0.1:`argv[1]`, sends `argv[2]`, prints what came back (or the errno).
+const TALKER: &str = "import socket, sys
+c = socket.socket()
+c.settimeout(30)
+try:
+    c.connect(('127.0.0.1', int(sys.argv[1])))
+    c.sendall(sys.argv[2].encode())
+    print('got', c.recv(100).decode(), flush=True)
+except OSError as error:
+    print('errno', error.errno, flush=True)
+";
+
+#[tokio::test]
+async fn the_proxy_listener_made_inside_a_scopes_namespace_is_served_by_the_host_outside_it() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let family = bash_family(&kernel_support());
+    let (ours, theirs) = (
+        SharedNetwork::create().unwrap(),
+        SharedNetwork::create().unwrap(),
+    );
+    assert_eq!(ours.proxy_port(), None);
+    assert!(
+        ours.proxy_listener().is_none(),
+        "a listener before open_proxy"
+    );
+    let port = ours.open_proxy().unwrap();
+    // The usual port, free in a fresh namespace; asking again makes no second listener.
+    assert_eq!(port, 3128);
+    assert_eq!(ours.open_proxy().unwrap(), port);
+    assert_eq!(ours.proxy_port(), Some(port));
+    let listener = ours.proxy_listener().unwrap();
+    assert!(ours.proxy_listener().is_none(), "handed out twice");
+    assert_eq!(
+        listener.local_addr().unwrap(),
+        std::net::SocketAddr::from(([127, 0, 0, 1], port))
+    );
+    // Close-on-exec: no child the host spawns inherits it.
+    // SAFETY: F_GETFD on an open descriptor.
+    let flags = unsafe { libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&listener), libc::F_GETFD) };
+    assert_eq!(flags & libc::FD_CLOEXEC, libc::FD_CLOEXEC);
+
+    // Not on the host's loopback: a host connect to that port (refused, or some host
+    // service's) never reaches it...
+    drop(TcpStream::connect(("127.0.0.1", port)));
+    // ...nor one from another scope's namespace (no listener there: refused).
+    assert_eq!(family.client(Some(&theirs), port).await, refused());
+    // Both connects returned, so a connection that had reached it would be queued by now.
+    assert_eq!(
+        listener.accept().map(|_| ()).map_err(|e| e.kind()),
+        Err(ErrorKind::WouldBlock),
+        "a connect from outside the namespace reached the listener"
+    );
+    let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+
+    // A child joined to the namespace reaches it, and the host (outside) serves it.
+    let mut child = family.run(Some(&ours), TALKER, &[&port.to_string(), "ping"]);
+    let (mut stream, peer) = tokio::time::timeout(PATIENCE, listener.accept())
+        .await
+        .expect("the child did not connect in time")
+        .unwrap();
+    assert_eq!(peer.ip(), std::net::IpAddr::from([127, 0, 0, 1]));
+    let mut asked = [0u8; 4];
+    stream.read_exact(&mut asked).await.unwrap();
+    assert_eq!(&asked, b"ping");
+    stream.write_all(b"pong-from-host").await.unwrap();
+    drop(stream);
+    assert_eq!(child.line().await, "got pong-from-host");
+    assert!(child.group.wait().await.unwrap().success());
+
+    // The token that stops the proxy fires when the network is dropped, not before.
+    let dropped = ours.dropped();
+    assert!(!dropped.is_cancelled());
+    drop(ours);
+    assert!(dropped.is_cancelled());
+}
+
+#[tokio::test]
+async fn the_proxy_listener_falls_back_to_a_free_port_when_3128_is_taken() {
+    let family = bash_family(&kernel_support());
+    let network = SharedNetwork::create().unwrap();
+    // A child of the scope holds 3128 first.
+    let holder = "import socket
+s = socket.socket()
+s.bind(('127.0.0.1', 3128))
+s.listen(1)
+print('holding', flush=True)
+s.accept()
+";
+    let mut holding = family.run(Some(&network), holder, &[]);
+    assert_eq!(holding.line().await, "holding");
+    let port = network.open_proxy().unwrap();
+    assert_ne!(port, 3128);
+    assert!(network.proxy_listener().is_some());
+    holding.group.kill_and_reap(Duration::from_secs(5)).await;
+}
+
 /// A measurement, not a check: the spawn of a sandboxed `true`, joining or not. Run with
 /// `cargo test --test all -- --ignored --nocapture spawn_cost`.
 #[tokio::test]
