@@ -113,9 +113,12 @@ fn sandboxes(config: &HostConfig) -> Vec<(String, &SandboxConfig)> {
 fn validate_sandboxes(config: &HostConfig) -> Result<(), ConfigError> {
     for (field, sandbox) in sandboxes(config) {
         if let Some(policy) = sandbox.network.as_ref().and_then(|n| n.policy()) {
-            policy
-                .check(&format!("{field}.network"))
-                .map_err(ConfigError)?;
+            crate::egress::EgressPolicy::parse(
+                &policy.allow,
+                &policy.deny,
+                &format!("{field}.network"),
+            )
+            .map_err(ConfigError)?;
         }
         for (name, roots) in [
             ("writableRoots", &sandbox.writable_roots),

@@ -87,6 +87,8 @@ pub fn definitions(
             // Fail closed: the tool stays registered and each call fails with this.
             tracing::warn!("{message}");
         }
+        let egress = egress_of(&sandbox);
+        *sessions.egress.write() = egress.clone();
         definitions.extend(bash::definitions(BashSettings {
             cwd,
             max_output_bytes: bash::DEFAULT_OUTPUT_BYTES,
@@ -94,9 +96,23 @@ pub fn definitions(
             sandbox,
             limits: bash_config.limits.clone(),
             sessions: sessions.clone(),
+            egress,
         })?);
     }
     Ok(definitions)
+}
+
+/// The proxy of `sandbox`'s network policy, if it has one (the config was checked: a policy
+/// that does not parse here refuses everything).
+fn egress_of(sandbox: &crate::process::Sandbox) -> Option<Arc<crate::egress::Egress>> {
+    let policy = sandbox.egress_policy()?;
+    let parsed = crate::egress::EgressPolicy::parse(&policy.allow, &policy.deny, "sandbox.network")
+        .or_else(|e| {
+            tracing::warn!("{e}");
+            crate::egress::EgressPolicy::parse(&[], &[], "sandbox.network")
+        })
+        .ok()?;
+    Some(crate::egress::Egress::new(parsed))
 }
 
 /// Registers the enabled built-ins globally and returns their registration ids; all or

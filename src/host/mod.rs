@@ -113,13 +113,20 @@ impl Host {
         });
     }
 
-    /// Per-tool metrics of the configured policy (empty before `configure`).
+    /// Per-tool metrics of the configured policy (empty before `configure`), `bash`'s with
+    /// the connections its sandbox's proxy refused.
     pub fn metrics(&self) -> Vec<ToolMetrics> {
-        self.policy
+        let mut metrics = self
+            .policy
             .lock()
             .as_ref()
             .map(|p| p.metrics.snapshot())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        let blocked = self.exec.blocked_connections();
+        if let Some(bash) = metrics.iter_mut().find(|m| m.name == "bash") {
+            bash.blocked_connections = blocked;
+        }
+        metrics
     }
 
     /// The configured policy's metrics table, shared (`dsh-tools mcp` reports it live;

@@ -48,6 +48,14 @@ pub fn sandbox_line(
         "if it must, call bash again with {ARGUMENT}: true (the user is asked to approve running it unsandboxed)"
     );
     for line in output.lines() {
+        if sandbox.egress_policy().is_some() && OFFLINE.iter().any(|marker| line.contains(marker)) {
+            return Some(format!(
+                "The sandbox may be why: bash reaches the network only through the sandbox's \
+                 proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY), to the domains \
+                 sandbox.network.allow lists; a client that ignores those variables cannot \
+                 even resolve names; {escalate}."
+            ));
+        }
         if !sandbox.network() && OFFLINE.iter().any(|marker| line.contains(marker)) {
             return Some(format!(
                 "The sandbox blocked this command: bash has no network access; {escalate}."

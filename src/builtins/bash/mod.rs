@@ -15,6 +15,7 @@ pub mod session;
 mod spool;
 
 use crate::builtins::typed::{self, TextRenderer};
+use crate::egress::{Blocked, Egress};
 use crate::process::budget::Exceeded;
 use crate::process::{Sandbox, SharedNetwork};
 use crate::spill::SpillStore;
@@ -55,6 +56,9 @@ pub struct BashSettings {
     pub limits: BashLimits,
     /// The host's exec sessions (commands that outlive their call).
     pub sessions: Arc<ExecSessions>,
+    /// The proxy of a `sandbox.network = { allow, deny }` policy (one per family, serving
+    /// each scope's listener).
+    pub egress: Option<Arc<Egress>>,
 }
 
 impl BashSettings {
@@ -145,6 +149,9 @@ pub struct BashOutput {
     /// The session's file: everything the command prints, from its start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_file: Option<SpilledStream>,
+    /// `host:port` of each connection the sandbox's proxy refused while the call ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_hosts: Option<Vec<String>>,
 }
 
 impl BashOutput {
@@ -210,7 +217,8 @@ pub fn definitions(settings: BashSettings) -> Result<Vec<ToolDefinition>, Defini
                 "sandbox": { "type": "string" },
                 "sessionId": { "type": "string" },
                 "running": { "type": "boolean" },
-                "outputFile": spilled_stream_schema()
+                "outputFile": spilled_stream_schema(),
+                "blockedHosts": { "type": "array", "items": { "type": "string" } }
             }
         }))
         .render(Render::Custom(Arc::new(TextRenderer(render::render))))
@@ -263,8 +271,21 @@ async fn bash(
         ),
         false => None,
     };
+    let egress = settings
+        .egress
+        .as_ref()
+        .filter(|_| sandbox.egress_policy().is_some());
+    if let (Some(network), Some(egress)) = (&network, egress) {
+        serve_proxy(network, egress)?;
+    }
+    let mark = egress.map(|egress| egress.refusals());
+    let blocked = || match (egress, mark) {
+        (Some(egress), Some(mark)) => egress.blocked_since(mark),
+        _ => Vec::new(),
+    };
     if args.may_become_session() {
-        return in_session(settings, args, ctx, sandbox, timeout, network).await;
+        let output = in_session(settings, args, ctx, sandbox, timeout, network).await?;
+        return Ok(with_blocked(output, blocked()));
     }
     let run = run::run(
         &args.command,
@@ -282,7 +303,45 @@ async fn bash(
         },
     )
     .await?;
-    answer(settings, sandbox, run, timeout)
+    Ok(with_blocked(
+        answer(settings, sandbox, run, timeout)?,
+        blocked(),
+    ))
+}
+
+/// Serves the policy's proxy on `network`'s listener, once per scope network (until the
+/// network is dropped with its scope).
+fn serve_proxy(network: &Arc<SharedNetwork>, egress: &Arc<Egress>) -> Result<(), ToolError> {
+    let failed =
+        |e: std::io::Error| ToolError::new(format!("cannot start the sandbox's proxy: {e}"));
+    network.open_proxy().map_err(failed)?;
+    if let Some(listener) = network.proxy_listener() {
+        let listener = tokio::net::TcpListener::from_std(listener).map_err(failed)?;
+        tokio::spawn(egress.clone().serve(listener, network.dropped()));
+    }
+    Ok(())
+}
+
+/// `output` with the connections the proxy refused while it ran: their hosts in
+/// `blockedHosts`, and one line each (at most five) in `sandbox`.
+fn with_blocked(mut output: BashOutput, blocked: Vec<Blocked>) -> BashOutput {
+    if blocked.is_empty() {
+        return output;
+    }
+    let mut hosts: Vec<String> = Vec::new();
+    let mut lines: Vec<String> = Vec::new();
+    for refusal in &blocked {
+        let host = refusal.authority();
+        if !hosts.contains(&host) {
+            hosts.push(host);
+            if lines.len() < 5 {
+                lines.push(refusal.message());
+            }
+        }
+    }
+    output.sandbox = Some(lines.join("\n"));
+    output.blocked_hosts = Some(hosts);
+    output
 }
 
 /// A call that may leave its command running as a session (`yieldMs`, `background`, `tty`).
@@ -358,6 +417,7 @@ async fn in_session(
                 session_id: Some(session.id.clone()),
                 running: Some(true),
                 output_file,
+                blocked_hosts: None,
             })
         }
     }
@@ -389,6 +449,7 @@ fn answer(
         session_id: None,
         running: None,
         output_file: None,
+        blocked_hosts: None,
     };
     match run.ending {
         Ending::Exited(status) => {
@@ -456,10 +517,14 @@ pub(crate) fn spilled_stream_schema() -> Value {
 
 /// What the description says of the sandbox.
 fn sandbox_sentence(sandbox: &Sandbox) -> String {
-    let network = if sandbox.network() {
-        "with network access"
-    } else {
-        "without network access"
+    let network = match (sandbox.network(), sandbox.egress_policy()) {
+        (true, _) => "with network access".to_owned(),
+        (false, Some(policy)) => format!(
+            "reaching the network only through the sandbox's proxy (HTTP_PROXY, HTTPS_PROXY \
+             and ALL_PROXY are set), to {} and nothing else",
+            policy.allow.join(", ")
+        ),
+        (false, None) => "without network access".to_owned(),
     };
     let escalate = "a command that must go beyond it can set dangerouslyDisableSandbox: true, \
                     which the user is asked to approve";

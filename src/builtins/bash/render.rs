@@ -68,6 +68,7 @@ mod tests {
             session_id: None,
             running: None,
             output_file: None,
+            blocked_hosts: None,
         };
         assert_eq!(render(&output), expected);
     }

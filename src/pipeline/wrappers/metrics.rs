@@ -34,6 +34,14 @@ pub struct ToolMetrics {
     pub p50_ms: f64,
     /// 99th percentile (ms).
     pub p99_ms: f64,
+    /// Connections of its commands the sandbox's proxy refused (`bash` under a
+    /// `sandbox.network` policy; absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub blocked_connections: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The shared metrics table.
@@ -62,6 +70,7 @@ impl Metrics {
                     errors: stats.errors,
                     p50_ms: at(0.5),
                     p99_ms: at(0.99),
+                    blocked_connections: 0,
                 }
             })
             .collect()

@@ -1,6 +1,7 @@
 //! Integration tests of `builtins`.
 
 mod bash;
+mod egress;
 mod fs;
 mod fs_hostile;
 mod sandbox;

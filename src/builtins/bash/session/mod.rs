@@ -43,6 +43,8 @@ pub trait SessionEvents: Send + Sync {
 pub struct ExecSessions {
     /// The network each scope's sandboxed commands share (its loopback up).
     pub loopbacks: Loopbacks,
+    /// The proxy of `bash`'s network policy, when it has one (for `tools/metrics`).
+    pub egress: RwLock<Option<Arc<crate::egress::Egress>>>,
     settings: RwLock<ExecConfig>,
     table: Mutex<Table>,
     next: AtomicU64,
@@ -75,6 +77,14 @@ impl ExecSessions {
     /// Applies the `exec` section (to sessions started from now on).
     pub fn configure(&self, config: &ExecConfig) {
         *self.settings.write() = config.clone();
+    }
+
+    /// Connections the proxy of `bash`'s network policy refused so far.
+    pub fn blocked_connections(&self) -> u64 {
+        self.egress
+            .read()
+            .as_ref()
+            .map_or(0, |egress| egress.refusals())
     }
 
     /// Sets who is told of ends (`None`: nobody).

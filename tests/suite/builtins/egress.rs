@@ -1,0 +1,157 @@
+//! `bash` under `sandbox.network = { allow, deny }` through the real binary: an allowed name
+//! reaches a local server through the host's proxy (names mapped for the test with
+//! `DSH_TOOLS_PROXY_HOSTS`), a denied or unlisted one is refused with a line the model can
+//! act on and counted in `tools/metrics`, and nothing leaves any other way: no direct
+//! connect, no DNS, not the host's loopback.
+
+#![allow(clippy::unwrap_used)]
+
+use crate::support::mcp::Binary;
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::net::TcpListener;
+
+/// A one-page HTTP server on the host's 127.0.0.1 (answers every connection with `page`).
+fn serve(page: &'static str) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let mut head = [0u8; 4096];
+            let _ = stream.read(&mut head);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                page.len()
+            );
+        }
+    });
+    port
+}
+
+fn host(port: u16) -> (Binary, tempfile::TempDir) {
+    let workspace = tempfile::tempdir().unwrap();
+    let mapping = format!(
+        "allowed.test=127.0.0.1:{port},denied.test=127.0.0.1:{port},other.test=127.0.0.1:{port}"
+    );
+    let host = Binary::serve_with_env(
+        json!({
+            "builtins": { "bash": { "cwd": workspace.path().display().to_string() } },
+            "sandbox": { "network": { "allow": ["allowed.test", "*.test"], "deny": ["denied.test"] } }
+        }),
+        &[("DSH_TOOLS_PROXY_HOSTS", mapping.as_str())],
+    );
+    (host, workspace)
+}
+
+fn bash(host: &mut Binary, command: &str) -> Value {
+    let answer = host.request(
+        "tools/execute",
+        json!({ "callId": "c", "name": "bash", "arguments": { "command": command } }),
+    );
+    answer["result"].clone()
+}
+
+#[test]
+fn an_allowed_name_is_reached_through_the_proxy_and_a_denied_one_is_refused_with_its_rule() {
+    let port = serve("hello through the proxy\n");
+    let (mut host, _workspace) = host(port);
+    let allowed = bash(&mut host, "curl -sS http://allowed.test/");
+    assert_eq!(
+        allowed["value"]["stdout"], "hello through the proxy\n",
+        "{allowed}"
+    );
+    assert!(allowed["value"].get("blockedHosts").is_none(), "{allowed}");
+
+    let denied = bash(&mut host, "curl -sS http://denied.test/page");
+    let value = &denied["value"];
+    assert_eq!(value["blockedHosts"], json!(["denied.test:80"]), "{denied}");
+    let line = value["sandbox"].as_str().unwrap();
+    assert_eq!(
+        line,
+        "network access to denied.test:80 was blocked by the sandbox (denied by sandbox.network.deny \"denied.test\")"
+    );
+    assert!(
+        value["stdout"]
+            .as_str()
+            .unwrap()
+            .contains("was blocked by the sandbox"),
+        "{denied}"
+    );
+    let rendered = denied["content"][0]["text"].as_str().unwrap();
+    assert!(rendered.ends_with(line), "{rendered}");
+
+    let unlisted = bash(
+        &mut host,
+        "curl -sS -o /dev/null -w '%{http_code}' https://example.com/",
+    );
+    assert_eq!(
+        unlisted["value"]["blockedHosts"],
+        json!(["example.com:443"]),
+        "{unlisted}"
+    );
+    assert!(
+        unlisted["value"]["sandbox"]
+            .as_str()
+            .unwrap()
+            .ends_with("(not in sandbox.network.allow)"),
+        "{unlisted}"
+    );
+
+    let metrics = host.request("tools/metrics", json!({}));
+    let row = metrics["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "bash")
+        .cloned()
+        .unwrap();
+    assert_eq!(row["blockedConnections"], 2, "{row}");
+}
+
+#[test]
+fn nothing_leaves_but_through_the_proxy() {
+    let port = serve("served\n");
+    let (mut host, _workspace) = host(port);
+    // The host's own loopback, directly: the scope's namespace has its own loopback only.
+    let direct = bash(
+        &mut host,
+        &format!("curl -sS --noproxy '*' --max-time 10 http://127.0.0.1:{port}/"),
+    );
+    assert_ne!(direct["value"]["exitCode"], 0, "{direct}");
+    // A public address, directly: no route.
+    let public = bash(
+        &mut host,
+        "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 80), 5)\"",
+    );
+    assert_ne!(public["value"]["exitCode"], 0, "{public}");
+    assert!(
+        public["value"]["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("unreachable"),
+        "{public}"
+    );
+    // A DNS query: the child has no resolver that works.
+    let dns = bash(
+        &mut host,
+        "python3 -c \"import socket; socket.getaddrinfo('example.com', 80)\"",
+    );
+    assert_ne!(dns["value"]["exitCode"], 0, "{dns}");
+    // The proxy address is the scope's own: an allowed name mapped to the host's loopback
+    // is reached only through it, and the environment says where it is.
+    let env = bash(&mut host, "echo $HTTPS_PROXY $ALL_PROXY");
+    assert_eq!(
+        env["value"]["stdout"], "http://127.0.0.1:3128 socks5h://127.0.0.1:3128\n",
+        "{env}"
+    );
+    let socks = bash(
+        &mut host,
+        "curl -sS --socks5-hostname 127.0.0.1:3128 http://other.test/",
+    );
+    assert_eq!(
+        socks["value"]["stdout"], "served\n",
+        "SOCKS5 to an allowed name: {socks}"
+    );
+}
