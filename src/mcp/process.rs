@@ -7,6 +7,7 @@
 use super::link::Link;
 use super::timing::{EXIT_ON_EOF, EXIT_ON_SIGTERM, REAP_GRACE};
 use crate::process::budget::{Budget, Limits};
+use crate::process::sandbox::PrivateNetwork;
 use crate::process::{ProcessGroup, Sandbox};
 use dsh_tools_protocol::McpServerConfig;
 use nix::sys::signal::Signal;
@@ -19,6 +20,8 @@ use tokio::process::{ChildStdin, ChildStdout, Command};
 /// A running server process and the group it leads.
 pub struct ServerProcess {
     group: ProcessGroup,
+    /// Its network under a `sandbox.network` policy (the proxy stops with it).
+    _network: Option<PrivateNetwork>,
 }
 
 /// The process plus the pipes the MCP transport takes over.
@@ -48,7 +51,13 @@ pub fn spawn(
     sandbox: &Sandbox,
 ) -> Result<Spawned, String> {
     let program = config.command.as_deref().unwrap_or_default();
-    let confinement = sandbox.confine(None).map_err(|e| e.to_string())?;
+    // Under a network policy the server gets a network of its own, out only by the proxy.
+    let network = PrivateNetwork::for_policy(sandbox).map_err(|e| e.to_string())?;
+    let confinement = match &network {
+        Some(network) => network.confine(sandbox, None),
+        None => sandbox.confine(None),
+    }
+    .map_err(|e| e.to_string())?;
     let mut command = Command::new(program);
     command
         .args(&config.args)
@@ -60,6 +69,9 @@ pub fn spawn(
         if let Some(value) = std::env::var_os(name) {
             command.env(name, value);
         }
+    }
+    if let Some(network) = &network {
+        command.envs(network.environment.iter().cloned());
     }
     command.envs(&config.env);
     if let Some(cwd) = &config.cwd {
@@ -91,7 +103,10 @@ pub fn spawn(
         }
     });
     Ok(Spawned {
-        process: ServerProcess { group },
+        process: ServerProcess {
+            group,
+            _network: network,
+        },
         stdout,
         stdin,
     })

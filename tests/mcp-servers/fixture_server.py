@@ -115,6 +115,7 @@ TOOLS = [exotic(name) for name in EXOTIC_NAMES] + [
     {"name": "add_tool", "inputSchema": OBJECT},
     {"name": "remove_tool", "inputSchema": OBJECT},
     {"name": "crash", "inputSchema": OBJECT},
+    {"name": "fetch", "description": "GET a URL (through the environment's proxy, if any).", "inputSchema": OBJECT},
 ]
 
 write_lock = threading.Lock()
@@ -168,6 +169,16 @@ def call(request_id, name, arguments):
         TOOLS[:] = [t for t in TOOLS if t.get("name") != arguments["name"]]
         threading.Timer(0.05, lambda: send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})).start()
         return text("removed")
+    if name == "fetch":
+        import urllib.error
+        import urllib.request
+        try:
+            with urllib.request.urlopen(arguments["url"], timeout=20) as response:
+                return text(response.read().decode())
+        except urllib.error.HTTPError as error:
+            return text(f"HTTP {error.code}: {error.read().decode()}")
+        except Exception as error:  # noqa: BLE001 - the test reads the failure
+            return text(f"failed: {error}")
     if name == "crash":
         sys.stderr.write("fixture: crashing on request\n")
         sys.stderr.flush()

@@ -24,6 +24,7 @@
 //! - [`network_policy`]: its port, and the environment pointing a child's tools at it.
 
 pub mod confine;
+mod egress_network;
 pub mod families;
 mod landlock;
 pub mod loopback;
@@ -36,6 +37,7 @@ mod seccomp;
 mod view;
 
 pub use confine::Confinement;
+pub use egress_network::PrivateNetwork;
 pub use loopback::{Loopbacks, SharedNetwork};
 pub use plan::{Family, Sandbox};
 pub use policy::SandboxPolicy;

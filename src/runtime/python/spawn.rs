@@ -14,6 +14,7 @@ use tokio::net::unix::pipe;
 use tokio::process::Command;
 
 use crate::process::budget::{Budget, Limits};
+use crate::process::sandbox::PrivateNetwork;
 use crate::process::{ProcessGroup, Sandbox, Scratch};
 
 /// The isolate-side half of the runtime, run with `-c`.
@@ -38,6 +39,8 @@ pub(super) struct Interpreter {
     pub from_child: Option<pipe::Receiver>,
     /// Removed after the kill (fields drop after `drop` runs).
     _scratch: Scratch,
+    /// Its network under a `sandbox.network` policy (the proxy stops with it).
+    _network: Option<PrivateNetwork>,
 }
 
 impl Drop for Interpreter {
@@ -95,6 +98,7 @@ pub(super) fn spawn(
     sandbox: &Sandbox,
 ) -> io::Result<Interpreter> {
     let scratch = Scratch::create("py")?;
+    let network = PrivateNetwork::for_policy(sandbox)?;
     let (child_reads, host_writes) = io::pipe()?;
     let (host_reads, child_writes) = io::pipe()?;
     let (read_fd, write_fd) = (child_reads.as_raw_fd(), child_writes.as_raw_fd());
@@ -108,6 +112,9 @@ pub(super) fn spawn(
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
+    if let Some(network) = &network {
+        command.envs(network.environment.iter().cloned());
+    }
     // SAFETY: the closure runs in the forked child before exec and only makes
     // async-signal-safe system calls (fcntl, dup2, setrlimit) on values captured by copy.
     unsafe {
@@ -136,11 +143,11 @@ pub(super) fn spawn(
         pids: Some(TREE_PROCESSES),
         cpu_percent: None,
     })?;
-    let spawned = sandbox
-        .confine(Some(scratch.path()))
-        .and_then(|confinement| {
-            ProcessGroup::spawn_budgeted(&mut command, &confinement, Some(budget))
-        });
+    let spawned = match &network {
+        Some(network) => network.confine(sandbox, Some(scratch.path())),
+        None => sandbox.confine(Some(scratch.path())),
+    }
+    .and_then(|confinement| ProcessGroup::spawn_budgeted(&mut command, &confinement, Some(budget)));
     drop((child_reads, child_writes));
     let process = spawned?;
     let pid = process
@@ -152,6 +159,7 @@ pub(super) fn spawn(
         to_child: Some(pipe::Sender::from_owned_fd(OwnedFd::from(host_writes))?),
         from_child: Some(pipe::Receiver::from_owned_fd(OwnedFd::from(host_reads))?),
         _scratch: scratch,
+        _network: network,
     })
 }
 

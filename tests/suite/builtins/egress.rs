@@ -155,3 +155,50 @@ fn nothing_leaves_but_through_the_proxy() {
         "SOCKS5 to an allowed name: {socks}"
     );
 }
+
+#[test]
+fn a_sandboxed_mcp_server_and_a_python_run_follow_the_same_policy() {
+    let port = serve("served\n");
+    let workspace = tempfile::tempdir().unwrap();
+    let mapping = format!("allowed.test=127.0.0.1:{port},denied.test=127.0.0.1:{port}");
+    let policy = json!({ "network": { "allow": ["*.test"], "deny": ["denied.test"] } });
+    let mut server = crate::support::mcp::fixture(&[]);
+    server["sandbox"] = policy.clone();
+    let mut host = Binary::serve_with_env(
+        json!({
+            "mcpServers": { "fx": server },
+            "codeRuntime": { "languages": ["python"], "sandbox": policy },
+        }),
+        &[("DSH_TOOLS_PROXY_HOSTS", mapping.as_str())],
+    );
+    let _ = &workspace;
+    host.wait_for_status(crate::support::mcp::all_running);
+    let fetch = |host: &mut Binary, url: &str| {
+        let answer = host.request(
+            "tools/execute",
+            json!({ "callId": "f", "name": "mcp__fx__fetch", "arguments": { "url": url } }),
+        );
+        answer["result"]["content"][0]["text"].as_str().unwrap_or("").to_owned()
+    };
+    assert_eq!(fetch(&mut host, "http://allowed.test/"), "served\n");
+    let refused = fetch(&mut host, "http://denied.test/");
+    assert!(
+        refused.contains("network access to denied.test:80 was blocked by the sandbox"),
+        "{refused}"
+    );
+    let direct = fetch(&mut host, &format!("http://127.0.0.1:{port}/"));
+    assert!(direct.starts_with("failed") || direct.starts_with("HTTP 403"), "{direct}");
+
+    host.request("agents/open", json!({ "agent": "py" }));
+    host.request(
+        "tools/presentAs",
+        json!({ "agent": "py", "mode": "code", "language": "python" }),
+    );
+    let program = "import urllib.request\nreturn urllib.request.urlopen('http://allowed.test/', timeout=20).read().decode()";
+    let ran = host.request(
+        "tools/execute",
+        json!({ "callId": "p", "name": "run_code", "agent": "py",
+                "arguments": { "code": program, "description": "fetch" } }),
+    );
+    assert_eq!(ran["result"]["value"]["result"], "served\n", "{ran}");
+}

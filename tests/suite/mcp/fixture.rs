@@ -138,6 +138,7 @@ async fn wild_schemas_and_listings_degrade_per_tool_and_never_fail_the_server() 
             "add_tool",
             "remove_tool",
             "crash",
+            "fetch",
         ])
         .map(|t| format!("mcp__fixture__{t}"))
         .collect();
