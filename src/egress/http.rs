@@ -13,7 +13,8 @@
 
 use super::policy::Host;
 use super::refusal::{forbidden, response};
-use super::{Egress, Failure, HEAD_LIMIT, HEAD_TIMEOUT, pump, tunnel};
+use super::splice::move_bytes;
+use super::{Egress, Failure, HEAD_LIMIT, HEAD_TIMEOUT, tunnel};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
@@ -108,12 +109,12 @@ async fn forward(egress: &Egress, mut client: TcpStream, request: Request, rest:
         )
         .await;
     }
-    let (mut client_read, mut client_write) = client.split();
-    let (mut upstream_read, mut upstream_write) = upstream.split();
-    let upload = pump(&mut client_read, &mut upstream_write);
+    let (client_read, mut client_write) = client.split();
+    let (mut upstream_read, upstream_write) = upstream.split();
+    let upload = move_bytes(client_read.as_ref(), upstream_write.as_ref());
     let download = async {
         if relay_response_head(&mut upstream_read, &mut client_write).await {
-            let _ = pump(&mut upstream_read, &mut client_write).await;
+            let _ = move_bytes(upstream_read.as_ref(), client_write.as_ref()).await;
         } else {
             let _ = client_write.shutdown().await;
         }

@@ -27,6 +27,7 @@ pub mod presets;
 pub mod refusal;
 pub mod resolve;
 mod socks;
+mod splice;
 
 pub use policy::{Decision, EgressPolicy};
 pub use refusal::Blocked;
@@ -36,7 +37,6 @@ use parking_lot::Mutex;
 use policy::Host;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -47,8 +47,6 @@ pub const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
 pub const HEAD_LIMIT: usize = 64 * 1024;
 /// How long a connect to an upstream address may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-/// The buffer each direction of a relay copies through.
-const COPY_BUFFER: usize = 64 * 1024;
 
 /// The proxy of one policy: serve it on a listener, read its refusals.
 #[derive(Debug)]
@@ -192,34 +190,10 @@ impl Egress {
     }
 }
 
-/// Copies `from` to `to` until `from` ends, then shuts `to`'s write side (a half-close, so
-/// the other direction may still finish).
-pub(crate) async fn pump<R, W>(from: &mut R, to: &mut W) -> std::io::Result<u64>
-where
-    R: AsyncRead + Unpin + ?Sized,
-    W: AsyncWrite + Unpin + ?Sized,
-{
-    let mut buf = vec![0u8; COPY_BUFFER];
-    let mut total = 0u64;
-    loop {
-        let n = from.read(&mut buf).await?;
-        if n == 0 {
-            break;
-        }
-        to.write_all(&buf[..n]).await?;
-        total += n as u64;
-    }
-    to.shutdown().await?;
-    Ok(total)
-}
-
-/// Relays both directions of an established tunnel until both have ended.
-pub(crate) async fn tunnel(mut client: TcpStream, mut upstream: TcpStream) {
-    let _ = tokio::io::copy_bidirectional_with_sizes(
-        &mut client,
-        &mut upstream,
-        COPY_BUFFER,
-        COPY_BUFFER,
-    )
-    .await;
+/// Relays both directions of an established tunnel until both have ended (or one failed).
+pub(crate) async fn tunnel(client: TcpStream, upstream: TcpStream) {
+    let _ = tokio::try_join!(
+        splice::move_bytes(&client, &upstream),
+        splice::move_bytes(&upstream, &client)
+    );
 }
