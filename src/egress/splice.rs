@@ -75,7 +75,16 @@ impl Pipe {
 fn splice(from: RawFd, to: RawFd, len: usize) -> io::Result<usize> {
     let flags = libc::SPLICE_F_MOVE | libc::SPLICE_F_NONBLOCK;
     // SAFETY: splice between two descriptors this process owns, no offsets.
-    let n = unsafe { libc::splice(from, std::ptr::null_mut(), to, std::ptr::null_mut(), len, flags) };
+    let n = unsafe {
+        libc::splice(
+            from,
+            std::ptr::null_mut(),
+            to,
+            std::ptr::null_mut(),
+            len,
+            flags,
+        )
+    };
     match n {
         -1 => Err(io::Error::last_os_error()),
         n => Ok(n as usize),
@@ -87,13 +96,17 @@ async fn copy(from: &TcpStream, to: &TcpStream) -> io::Result<u64> {
     let mut buf = vec![0u8; 64 << 10];
     let mut total = 0u64;
     loop {
-        let got = from.async_io(Interest::READABLE, || from.try_read(&mut buf)).await?;
+        let got = from
+            .async_io(Interest::READABLE, || from.try_read(&mut buf))
+            .await?;
         if got == 0 {
             return Ok(total);
         }
         let mut sent = 0;
         while sent < got {
-            sent += to.async_io(Interest::WRITABLE, || to.try_write(&buf[sent..got])).await?;
+            sent += to
+                .async_io(Interest::WRITABLE, || to.try_write(&buf[sent..got]))
+                .await?;
         }
         total += got as u64;
     }
