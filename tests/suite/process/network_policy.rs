@@ -30,17 +30,15 @@ fn the_config_names_the_bad_entry_of_a_policy() {
         ),
         (
             json!({ "sandbox": { "network": { "allow": ["a.example", "b.example", "https://c.example"] } } }),
-            "config.sandbox.network.allow[2]: \"https://c.example\": must be a domain with an \
-             optional port, not a URL or a path",
+            "config.sandbox.network.allow[2]: \"https://c.example\" is not a domain pattern",
         ),
         (
             json!({ "builtins": { "bash": { "cwd": ".", "sandbox": { "network": { "deny": ["x.example:99999"] } } } } }),
-            "config.builtins.bash.sandbox.network.deny[0]: \"x.example:99999\": the port must be \
-             a number from 1 to 65535 (or *)",
+            "config.builtins.bash.sandbox.network.deny[0]: \"x.example:99999\"",
         ),
         (
             json!({ "mcpServers": { "m": { "command": "m", "sandbox": { "network": { "allow": ["a..b"] } } } } }),
-            "config.mcpServers.m.sandbox.network.allow[0]: \"a..b\": must be a domain",
+            "config.mcpServers.m.sandbox.network.allow[0]: \"a..b\"",
         ),
     ];
     for (config, expected) in cases {
