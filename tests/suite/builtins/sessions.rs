@@ -59,6 +59,15 @@ fn background(host: &mut Binary, command: &str) -> String {
     started["sessionId"].as_str().unwrap().to_owned()
 }
 
+/// The last read of `session`, once it has ended (waiting at most 20 s).
+fn end_of(host: &mut Binary, session: &str) -> Value {
+    value(
+        host,
+        "bash_output",
+        json!({ "sessionId": session, "untilExit": true, "waitMs": 20000 }),
+    )
+}
+
 /// The host's descendants running `needle`, waiting (bounded) for at least one.
 fn running(host: &Binary, needle: &str) -> Vec<(u32, String)> {
     let deadline = Instant::now() + DEADLINE;
@@ -200,11 +209,7 @@ fn stdin_round_trip_and_the_exit_is_pushed_with_its_code() {
         json!({ "sessionId": session, "input": "hello\n", "waitMs": 20000, "until": "got:" }),
     );
     assert_eq!(answer["output"], "got:hello\n", "{answer}");
-    let end = value(
-        &mut host,
-        "bash_output",
-        json!({ "sessionId": session, "untilExit": true, "waitMs": 20000 }),
-    );
+    let end = end_of(&mut host, &session);
     assert_eq!(
         (&end["running"], &end["exitCode"]),
         (&json!(false), &json!(7))
@@ -269,11 +274,7 @@ fn a_terminal_is_a_tty_and_a_repl_is_driven_through_three_writes() {
         "bash_write",
         json!({ "sessionId": session, "input": "\u{4}" }),
     );
-    let end = value(
-        &mut host,
-        "bash_output",
-        json!({ "sessionId": session, "untilExit": true, "waitMs": 20000 }),
-    );
+    let end = end_of(&mut host, &session);
     assert_eq!(end["exitCode"], 0, "{end}");
     // The file keeps the raw bytes (the terminal's own line endings).
     let file = end["outputFile"]["path"].as_str().unwrap();
@@ -310,11 +311,7 @@ fn ctrl_c_reaches_a_terminal_sessions_foreground_program() {
         answer["output"].as_str().unwrap().contains("interrupted"),
         "{answer}"
     );
-    let end = value(
-        &mut host,
-        "bash_output",
-        json!({ "sessionId": session, "untilExit": true, "waitMs": 20000 }),
-    );
+    let end = end_of(&mut host, &session);
     assert_eq!(end["exitCode"], 5, "{end}");
 }
 
@@ -399,11 +396,7 @@ fn past_exec_max_sessions_a_session_is_refused_with_the_setting_named() {
 fn a_session_past_its_lifetime_is_killed_and_the_reason_is_told() {
     let (mut host, _workspace) = host_with(json!({ "exec": { "maxLifetimeMs": 300 } }));
     let session = background(&mut host, "sleep 305");
-    let end = value(
-        &mut host,
-        "bash_output",
-        json!({ "sessionId": session, "untilExit": true, "waitMs": 20000 }),
-    );
+    let end = end_of(&mut host, &session);
     assert_eq!(
         (&end["running"], &end["reason"]),
         (&json!(false), &json!("lifetime")),
