@@ -428,9 +428,16 @@ fn a_session_printing_200_mb_keeps_the_host_small_and_its_file_whole() {
     eprintln!("host RSS {before} KiB idle, {peak} KiB at most while 200 MB went by");
     assert!(peak < before + 64 * 1024, "{before} -> {peak} KiB");
     assert_eq!(end["exitCode"], 0, "{end}");
-    let file = end["outputFile"]["path"].as_str().unwrap();
-    assert_eq!(std::fs::metadata(file).unwrap().len(), 200_000_000);
+    let file = end["outputFile"]["path"].as_str().unwrap().to_owned();
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), 200_000_000);
     assert_eq!(end["outputFile"]["bytes"], 200_000_000);
+    // A host that ends cleanly takes its sessions' files with it.
+    host.close_stdin();
+    host.wait();
+    assert!(
+        !std::path::Path::new(&file).exists(),
+        "{file} was left behind"
+    );
 }
 
 /// Resident memory of `pid` (KiB).
