@@ -16,7 +16,7 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tempfile::TempDir;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::{ChildStdout, Command};
@@ -378,36 +378,4 @@ s.accept()
     assert_ne!(port, 3128);
     assert!(network.proxy_listener().is_some());
     holding.group.kill_and_reap(Duration::from_secs(5)).await;
-}
-
-/// A measurement, not a check: the spawn of a sandboxed `true`, joining or not. Run with
-/// `cargo test --test all -- --ignored --nocapture spawn_cost`.
-#[tokio::test]
-#[ignore = "a measurement"]
-#[allow(clippy::print_stdout)]
-async fn spawn_cost_with_and_without_joining() {
-    let family = bash_family(&kernel_support());
-    let network = SharedNetwork::create().unwrap();
-    let created = Instant::now();
-    for _ in 0..20 {
-        drop(SharedNetwork::create().unwrap());
-    }
-    println!("create: {:?} each", created.elapsed() / 20);
-    for round in 0..3 {
-        for joining in [None, Some(&network)] {
-            let started = Instant::now();
-            for _ in 0..50 {
-                let confinement = family.sandbox.confine_joining(None, joining).unwrap();
-                let mut command = Command::new("true");
-                command.current_dir(family.workspace.path());
-                let mut group = ProcessGroup::spawn(&mut command, &confinement).unwrap();
-                assert!(group.wait().await.unwrap().success());
-            }
-            let each = started.elapsed() / 50;
-            println!(
-                "round {round}, joining {}: {each:?} each",
-                joining.is_some()
-            );
-        }
-    }
 }
