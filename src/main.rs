@@ -164,7 +164,14 @@ fn run() -> anyhow::Result<()> {
         config::merge(&mut merged, base_config);
         base_config = merged;
     }
-    let parsed = config::parse(base_config.clone())?;
+    let mut parsed = config::parse(base_config.clone())?;
+    if let Some(path) = &cli.common.config {
+        let origin = path.display().to_string();
+        parsed.permissions.origins = config::permission_origins(
+            &parsed.permissions.origins,
+            &[(origin.as_str(), &base_config)],
+        );
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_stack_size(WORKER_STACK_BYTES)

@@ -78,6 +78,7 @@ pub struct RenderParams {
 
 /// `client/approve` params.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
 pub struct ApproveParams {
     /// The call awaiting approval.
     pub execution: ExecutionView,
@@ -85,14 +86,34 @@ pub struct ApproveParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub reason: Option<String>,
+    /// The allow rule an `allowed-for-session` or `allowed-always` answer would add ("don't
+    /// ask again for `npm run test:*`"); absent when no one rule covers the call (a shell
+    /// command needing several), and then a session answer covers this exact call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub suggested_rule: Option<String>,
+    /// How the permission rules decided the call (what asked), as `permissions/explain`
+    /// tells it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub decision: Option<crate::PermissionDecision>,
 }
 
 /// `client/approve` result.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct ApproveResult {
     /// The user's answer.
     pub outcome: ApprovalOutcome,
+    /// With `allowed-for-session`: the grant covers only the asking agent's calls.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub agent_only: bool,
+    /// With `allowed-for-session` or `allowed-always`: the rule to add, when the client
+    /// edited the suggested one (else `suggestedRule`, else this exact call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub rule: Option<String>,
 }
 
 /// The user's answer.
@@ -101,6 +122,10 @@ pub struct ApproveResult {
 pub enum ApprovalOutcome {
     /// Run this call.
     AllowedOnce,
+    /// Run it, and calls of the same shape (the rule) for the rest of this host's life.
+    AllowedForSession,
+    /// Run it, and add the rule to `permissions.persistTo` for every later host.
+    AllowedAlways,
     /// Do not run it.
     Rejected,
     /// The dialog was dismissed.

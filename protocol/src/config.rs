@@ -237,6 +237,28 @@ pub struct PermissionsConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub default: Option<PermissionDefault>,
+    /// A settings file (`{ "permissions": { "allow": [...] } }`, Claude Code's shape) whose
+    /// rules are loaded with these, and where an `allowed-always` answer adds its rule.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub persist_to: Option<String>,
+    /// Where each list was written (`--config`'s path, `initialize.config`), for
+    /// `permissions/explain`; set by the host, never read from the wire.
+    #[serde(skip)]
+    #[schemars(skip)]
+    #[ts(skip)]
+    pub origins: RuleOrigins,
+}
+
+/// Where each permission list was written.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RuleOrigins {
+    /// The `allow` list's origin.
+    pub allow: Option<String>,
+    /// The `ask` list's origin.
+    pub ask: Option<String>,
+    /// The `deny` list's origin.
+    pub deny: Option<String>,
 }
 
 /// Fallback for calls that match no rule.

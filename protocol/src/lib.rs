@@ -15,6 +15,7 @@ pub mod generate;
 pub mod lifecycle;
 pub mod mcp;
 pub mod network;
+pub mod permissions;
 pub mod registry;
 pub mod sandbox;
 
@@ -26,6 +27,7 @@ pub use execution::*;
 pub use lifecycle::*;
 pub use mcp::*;
 pub use network::*;
+pub use permissions::*;
 pub use registry::*;
 pub use sandbox::*;
 

@@ -60,6 +60,13 @@ pub struct SandboxConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub allow_unix_sockets: Option<Vec<String>>,
+    /// Files no sandboxed command may change even inside a writable root: the files the
+    /// permission rules are read from and written to (`permissions.persistTo`, `--config`).
+    /// Set by the host, never read from the wire.
+    #[serde(skip)]
+    #[schemars(skip)]
+    #[ts(skip)]
+    pub protected: Vec<String>,
 }
 
 /// How the filesystem rules are enforced.

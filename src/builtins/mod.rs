@@ -62,7 +62,9 @@ pub fn definitions(
             path: fs_config.root.clone(),
             source,
         })?;
-        let root = root.with_spill(spill.clone());
+        let root = root
+            .with_spill(spill.clone())
+            .protecting(&sandbox.protected);
         definitions.extend(fs::definitions(&Arc::new(root))?);
     }
     if let Some(bash_config) = config.bash.as_ref().filter(|bash| bash.allow) {

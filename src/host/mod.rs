@@ -10,7 +10,7 @@ use crate::code_mode::CodeMode;
 use crate::mcp::McpHost;
 use crate::pipeline::ToolRuntime;
 use crate::pipeline::wrappers::{Metrics, ToolMetrics};
-use crate::policy::{PolicySet, RuleError};
+use crate::policy::{Book, BookError, PolicySet};
 use dsh_tools_protocol::{HostConfig, PresentationMode};
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -20,7 +20,7 @@ use std::sync::Arc;
 pub enum HostError {
     /// A permission rule or pipeline policy is malformed.
     #[error(transparent)]
-    Policy(#[from] RuleError),
+    Policy(#[from] BookError),
     /// A built-in family could not be registered.
     #[error(transparent)]
     Builtins(#[from] BuiltinsError),
@@ -78,11 +78,21 @@ impl Host {
     /// Applies `config`: policy, pipeline settings, built-ins, Code Mode's budgets, sandbox
     /// and depth, and starts the MCP servers (their first listing is [`McpHost::ready`]).
     pub fn configure(&self, config: &HostConfig) -> Result<(), HostError> {
+        let mut config = config.clone();
+        config.sandbox.protected = crate::policy::protected_files(&config.permissions);
+        let config = &config;
         {
             let mut policy = self.policy.lock();
             match policy.as_mut() {
                 Some(set) => set.replace(&self.runtime, config)?,
-                None => *policy = Some(PolicySet::install(&self.runtime, config)?),
+                None => {
+                    let set = PolicySet::install(&self.runtime, config)?;
+                    let book = set.book.clone();
+                    // A grant narrowed to an agent scope (an MCP session's) ends with it.
+                    self.runtime
+                        .on_scopes_closed(Arc::new(move |scopes| book.close_scopes(scopes)));
+                    *policy = Some(set);
+                }
             }
         }
         self.runtime.configure(config);
@@ -111,6 +121,11 @@ impl Host {
                 tracing::warn!("{e}");
             }
         });
+    }
+
+    /// The permission rules and grants (`None` before `configure`).
+    pub fn book(&self) -> Option<Arc<Book>> {
+        self.policy.lock().as_ref().map(|p| p.book.clone())
     }
 
     /// Per-tool metrics of the configured policy (empty before `configure`), `bash`'s with

@@ -5,7 +5,7 @@
 use super::ToolRuntime;
 use super::dispatch::{Next, contained, panic_message};
 use super::hooks::{
-    ApprovalOutcome, BlockFeedback, Dispatch, DispatchOutcome, HookSet, PostDecision, PreDecision,
+    ApprovalOutcome, ApprovalRequest, BlockFeedback, Dispatch, DispatchOutcome, HookSet, PostDecision, PreDecision,
     feedback_message,
 };
 use super::sequencer::Turns;
@@ -177,6 +177,11 @@ impl ToolRuntime {
             }
             match contained(async { listener.hook.decide(execution).await }).await {
                 Ok(PreDecision::Deny(reason)) => return Some(denied(reason)),
+                Ok(PreDecision::Refuse { reason, meta }) => {
+                    let mut result = denied(reason);
+                    result.meta = Some(meta);
+                    return Some(result);
+                }
                 Ok(PreDecision::Allow) => {}
                 Ok(PreDecision::Ask(reason)) => {
                     if ask.as_ref().is_none_or(Option::is_none) {
@@ -196,25 +201,10 @@ impl ToolRuntime {
         if aborted() {
             return Some(aborted_before_dispatch());
         }
-        if let Some(reason) = ask {
-            let name = &execution.name;
-            let Some(approver) = hooks.approver.clone() else {
-                return Some(denied(reason.unwrap_or_else(|| {
-                    format!("tool \"{name}\" requires approval, but no approver is connected")
-                })));
-            };
-            match approver.approve(execution, reason).await {
-                ApprovalOutcome::Rejected => {
-                    return Some(denied(format!("the user rejected tool \"{name}\"")));
-                }
-                _ if aborted() => return Some(aborted_before_dispatch()),
-                ApprovalOutcome::AllowedOnce => {}
-                ApprovalOutcome::Cancelled => {
-                    return Some(denied(format!(
-                        "approval for tool \"{name}\" was cancelled"
-                    )));
-                }
-            }
+        if let Some(reason) = ask
+            && let Some(refused) = self.approve(execution, hooks, reason).await
+        {
+            return Some(refused);
         }
         for listener in hooks.guards.iter().filter(|l| l.applies_to(execution)) {
             if aborted() {
@@ -234,6 +224,53 @@ impl ToolRuntime {
             }
         }
         None
+    }
+
+    /// An `ask`: answered by a grant the user gave, else put to the approver (refused
+    /// without one); `Some` is the refusal.
+    async fn approve(
+        &self,
+        execution: &Arc<ToolExecution>,
+        hooks: &HookSet,
+        reason: Option<String>,
+    ) -> Option<ToolExecutionResult> {
+        let name = &execution.name;
+        if let Some(grants) = &hooks.grants
+            && grants.covering(execution).is_some()
+        {
+            return None;
+        }
+        let Some(approver) = hooks.approver.clone() else {
+            return Some(denied(reason.unwrap_or_else(|| {
+                format!("tool \"{name}\" requires approval, but no approver is connected")
+            })));
+        };
+        let mut request = ApprovalRequest {
+            reason,
+            ..ApprovalRequest::default()
+        };
+        if let Some(grants) = &hooks.grants {
+            grants.describe(execution, &mut request);
+        }
+        let approval = approver.approve(execution, request.clone()).await;
+        match approval.outcome {
+            ApprovalOutcome::Rejected => {
+                Some(denied(format!("the user rejected tool \"{name}\"")))
+            }
+            _ if execution.signal.is_aborted() => Some(aborted_before_dispatch()),
+            ApprovalOutcome::AllowedOnce => None,
+            ApprovalOutcome::AllowedForSession | ApprovalOutcome::AllowedAlways => {
+                if let Some(grants) = &hooks.grants
+                    && let Err(error) = grants.record(execution, &request, &approval)
+                {
+                    tracing::warn!("tool \"{name}\": the user's grant was not kept: {error}");
+                }
+                None
+            }
+            ApprovalOutcome::Cancelled => Some(denied(format!(
+                "approval for tool \"{name}\" was cancelled"
+            ))),
+        }
     }
 
     /// Wrappers, then the body.

@@ -20,6 +20,13 @@ pub enum PreDecision {
     Deny(String),
     /// Ask the approver (degrades to deny without one).
     Ask(Option<String>),
+    /// Refuse, with the record of how it was decided (it rides on the result's `meta`).
+    Refuse {
+        /// What the model reads.
+        reason: String,
+        /// The result's `meta`.
+        meta: Value,
+    },
 }
 
 /// A post-execute decision.
@@ -105,14 +112,63 @@ pub trait Guard: Send + Sync + 'static {
     ) -> BoxFuture<'static, Result<Option<String>, ToolError>>;
 }
 
+/// What an approver is asked with.
+#[derive(Clone, Debug, Default)]
+pub struct ApprovalRequest {
+    /// Why approval is asked (the first `ask`'s reason).
+    pub reason: Option<String>,
+    /// The rule a "don't ask again" answer would add.
+    pub suggested_rule: Option<String>,
+    /// How the permission rules decided the call, when a grant book is installed.
+    pub decision: Option<dsh_tools_protocol::PermissionDecision>,
+}
+
+/// The user's answer and, for an answer with a scope, what it covers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Approval {
+    /// Run it (once, for the session, always), or not.
+    pub outcome: ApprovalOutcome,
+    /// A session grant covers only the asking agent.
+    pub agent_only: bool,
+    /// The rule the client chose in place of the suggested one.
+    pub rule: Option<String>,
+}
+
+impl From<ApprovalOutcome> for Approval {
+    fn from(outcome: ApprovalOutcome) -> Self {
+        Approval {
+            outcome,
+            agent_only: false,
+            rule: None,
+        }
+    }
+}
+
 /// Services `ask` decisions.
 pub trait Approver: Send + Sync + 'static {
     /// Asks the user about one call.
     fn approve(
         &self,
         execution: &Arc<ToolExecution>,
-        reason: Option<String>,
-    ) -> BoxFuture<'static, ApprovalOutcome>;
+        request: ApprovalRequest,
+    ) -> BoxFuture<'static, Approval>;
+}
+
+/// The answers with a scope a user gave: consulted before an `ask` reaches the approver, and
+/// told of every answer that allows more than once.
+pub trait GrantBook: Send + Sync + 'static {
+    /// The grant that covers this call, if one does (then it is not asked again).
+    fn covering(&self, execution: &ToolExecution) -> Option<String>;
+    /// What the approver is told beside the reason: the suggested rule and the decision.
+    fn describe(&self, execution: &ToolExecution, request: &mut ApprovalRequest);
+    /// Records an `allowed-for-session` or `allowed-always` answer; an `Err` is logged
+    /// (the call still runs: the user allowed it).
+    fn record(
+        &self,
+        execution: &ToolExecution,
+        request: &ApprovalRequest,
+        approval: &Approval,
+    ) -> Result<(), String>;
 }
 
 /// A `tools/post-execute` listener. An `Err` fails the call closed.
@@ -229,6 +285,7 @@ pub(crate) struct HookSet {
     pub observers: Vec<Listener<dyn ResultObserver>>,
     pub dispatch_log: Vec<Listener<dyn DispatchLogHook>>,
     pub approver: Option<Arc<dyn Approver>>,
+    pub grants: Option<Arc<dyn GrantBook>>,
 }
 
 impl HookSet {

@@ -24,7 +24,7 @@ use crate::tool::{
 use dsh_tools_protocol::{ExecutionMode, HostConfig, PresentationMode};
 use futures::FutureExt;
 use hooks::{
-    Approver, ExecuteWrapper, Guard, HookSet, Listener, PostExecuteHook, PreExecuteHook,
+    Approver, ExecuteWrapper, GrantBook, Guard, HookSet, Listener, PostExecuteHook, PreExecuteHook,
     ResultObserver,
 };
 use parking_lot::RwLock;
@@ -224,6 +224,36 @@ impl ToolRuntime {
     /// Sets (or clears) the approver that services `ask`.
     pub fn set_approver(&self, approver: Option<Arc<dyn Approver>>) {
         self.hooks.update(|set| set.approver = approver);
+    }
+
+    /// Sets (or clears) the book of grants that answers `ask` before the approver is asked.
+    pub fn set_grants(&self, grants: Option<Arc<dyn GrantBook>>) {
+        self.hooks.update(|set| set.grants = grants);
+    }
+
+    /// The pre-execute listeners and guards `agent`'s calls are put to, in order:
+    /// (event, listener name, order), for `permissions/explain`.
+    pub fn listeners_for(&self, agent: Option<&AgentId>) -> Vec<(&'static str, String, i32)> {
+        let set = self.hooks.snapshot();
+        let applies = |listener_agent: &Option<AgentId>| {
+            listener_agent.is_none() || listener_agent.as_ref() == agent
+        };
+        let pre = set
+            .pre
+            .iter()
+            .filter(|l| applies(&l.agent))
+            .map(|l| ("tools/pre-execute", l.hook.name().to_owned(), l.order));
+        let guards = set
+            .guards
+            .iter()
+            .filter(|l| applies(&l.agent))
+            .map(|l| ("tools/guard", l.hook.name().to_owned(), l.order));
+        pre.chain(guards).collect()
+    }
+
+    /// Whether an `ask` reaches an approver.
+    pub fn has_approver(&self) -> bool {
+        self.hooks.snapshot().approver.is_some()
     }
 
     /// Removes one listener; `false` when it was not registered.

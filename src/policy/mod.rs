@@ -2,9 +2,14 @@
 //! translation), and the set of listeners one configuration installs (the permission gate,
 //! and the metrics and retry wrappers of [`crate::pipeline::wrappers`]).
 
+pub mod book;
 pub mod cc_names;
+pub mod gate;
 pub mod permissions;
+pub mod settings_file;
 
+pub use book::{Book, BookError};
+pub use gate::PermissionGate;
 pub use permissions::{PermissionHook, Permissions, RuleError, Verdict};
 
 use crate::pipeline::wrappers::{Metrics, MetricsWrapper, RetryWrapper};
@@ -18,27 +23,55 @@ use std::sync::Arc;
 /// client hook.
 pub const PERMISSIONS_ORDER: i32 = i32::MIN + 1;
 
+/// The files the permission rules come from and go to (`persistTo`, a `--config` file a
+/// list was read from), which no sandboxed command may change. `persistTo` is made (an
+/// empty settings file) when it does not exist yet, so the sandbox can keep it read-only
+/// from the first spawn on.
+pub fn protected_files(config: &dsh_tools_protocol::PermissionsConfig) -> Vec<String> {
+    let mut files: Vec<String> = Vec::new();
+    if let Some(path) = &config.persist_to {
+        let path = std::path::Path::new(path);
+        if !path.exists()
+            && let Err(error) = settings_file::create_empty(path)
+        {
+            tracing::warn!("permissions.persistTo {}: {error}", path.display());
+        }
+        files.push(path.display().to_string());
+    }
+    let origins = &config.origins;
+    for origin in [&origins.allow, &origins.ask, &origins.deny].into_iter().flatten() {
+        if std::path::Path::new(origin).is_file() && !files.contains(origin) {
+            files.push(origin.clone());
+        }
+    }
+    files
+}
+
 /// The listeners one configuration installed; `replace` swaps them for a new configuration.
 pub struct PolicySet {
     listeners: Vec<ListenerId>,
     /// The metrics table (kept across reconfiguration).
     pub metrics: Arc<Metrics>,
+    /// The permission rules and the users' grants (grants are kept across reconfiguration).
+    pub book: Arc<Book>,
 }
 
 impl PolicySet {
     /// Installs the metrics wrapper (outermost after the timeout), and what `config` asks for.
-    pub fn install(runtime: &ToolRuntime, config: &HostConfig) -> Result<Self, RuleError> {
+    pub fn install(runtime: &ToolRuntime, config: &HostConfig) -> Result<Self, BookError> {
         let mut set = PolicySet {
             listeners: Vec::new(),
             metrics: Arc::new(Metrics::default()),
+            book: Arc::new(Book::new(&config.permissions)?),
         };
         set.replace(runtime, config)?;
+        runtime.set_grants(Some(set.book.clone()));
         Ok(set)
     }
 
     /// Replaces the installed listeners with those `config` asks for.
-    pub fn replace(&mut self, runtime: &ToolRuntime, config: &HostConfig) -> Result<(), RuleError> {
-        let permissions = Permissions::compile(&config.permissions)?;
+    pub fn replace(&mut self, runtime: &ToolRuntime, config: &HostConfig) -> Result<(), BookError> {
+        self.book.configure(&config.permissions)?;
         for id in self.listeners.drain(..) {
             runtime.remove_listener(id);
         }
@@ -55,10 +88,10 @@ impl PolicySet {
             self.listeners
                 .push(runtime.add_wrapper(i32::MIN + 2, None, Arc::new(wrapper)));
         }
-        if !permissions.is_empty() {
-            let hook = PermissionHook(Arc::new(permissions));
+        if !self.book.is_empty() {
+            let gate = PermissionGate(self.book.clone());
             self.listeners
-                .push(runtime.add_pre_execute(PERMISSIONS_ORDER, None, Arc::new(hook)));
+                .push(runtime.add_pre_execute(PERMISSIONS_ORDER, None, Arc::new(gate)));
         }
         Ok(())
     }

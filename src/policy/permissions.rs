@@ -15,6 +15,8 @@ use std::sync::Arc;
 
 /// A rule's verdict, ordered from weakest to strongest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// Run it.
     Allow,
@@ -426,4 +428,39 @@ impl PreExecuteHook for PermissionHook {
         };
         Box::pin(std::future::ready(Ok(decision)))
     }
+}
+
+// ---- TEMPORARY STUB of the helper's contract (replaced at merge) ----
+use serde::Serialize;
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Decision { pub decision: Verdict, pub parts: Vec<PartDecision> }
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PartKind { Call, Command, Write, Unreadable }
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PartDecision { pub kind: PartKind, pub text: String, pub decision: Verdict,
+  #[serde(skip_serializing_if = "Option::is_none")] pub rule: Option<RuleRef>,
+  #[serde(skip_serializing_if = "Option::is_none")] pub inside: Option<String>,
+  #[serde(skip_serializing_if = "Option::is_none")] pub reason: Option<String> }
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleRef { pub list: &'static str, pub index: usize, pub rule: String, pub origin: String }
+pub struct RuleSource<'a> { pub origin: &'a str, pub config: &'a PermissionsConfig }
+impl Permissions {
+    pub fn compile_from(sources: &[RuleSource<'_>]) -> Result<Self, RuleError> {
+        let mut all = PermissionsConfig::default();
+        for s in sources { all.allow.extend(s.config.allow.clone()); all.ask.extend(s.config.ask.clone()); all.deny.extend(s.config.deny.clone()); if s.config.default.is_some() { all.default = s.config.default; } }
+        Self::compile(&all)
+    }
+    pub fn decide_with(&self, n: &str, a: &Value, _g: Option<&Permissions>) -> Decision {
+        let (v, r) = self.decide(n, a);
+        Decision { decision: v, parts: vec![PartDecision { kind: PartKind::Call, text: n.into(), decision: v, rule: r.map(|r| RuleRef { list: "allow", index: 0, rule: r.into(), origin: "x".into() }), inside: None, reason: None }] }
+    }
+}
+impl Decision {
+    pub fn denial(&self, _t: &str) -> Option<String> { Some("denied".into()) }
+    pub fn ask_reason(&self, _t: &str) -> Option<String> { None }
+    pub fn suggested_rule(&self, _t: &str, _a: &Value) -> Option<String> { None }
 }

@@ -42,6 +42,14 @@ impl Host {
         }
     }
 
+    /// Spawns `dsh-tools serve --framing <framing> <extra…>` (`--config FILE`).
+    pub fn serve(framing: Framing, extra: &[&str]) -> Host {
+        Host {
+            wire: wire::Host::serve(framing, extra).patient(PATIENCE),
+            executions: 0,
+        }
+    }
+
     /// Spawns and completes `initialize` with the given capabilities and config.
     pub fn initialized(framing: Framing, capabilities: Value, config: Value) -> Host {
         let mut host = Host::spawn(framing);

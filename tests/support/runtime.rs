@@ -6,7 +6,7 @@
 use dsh_tools::ToolRuntime;
 use dsh_tools::pipeline::Next;
 use dsh_tools::pipeline::hooks::{
-    ApprovalOutcome, Approver, Dispatch, DispatchOutcome, ExecuteWrapper, Guard, PostDecision,
+    Approval, ApprovalOutcome, ApprovalRequest, Approver, Dispatch, DispatchOutcome, ExecuteWrapper, Guard, PostDecision,
     PostExecuteHook, PreDecision, PreExecuteHook, ResultObserver,
 };
 use dsh_tools::tool::{
@@ -287,12 +287,14 @@ impl Approver for FixedApprover {
     fn approve(
         &self,
         _execution: &Arc<ToolExecution>,
-        reason: Option<String>,
-    ) -> BoxFuture<'static, ApprovalOutcome> {
-        self.journal
-            .push(format!("approve:{}", reason.as_deref().unwrap_or("-")));
+        request: ApprovalRequest,
+    ) -> BoxFuture<'static, Approval> {
+        self.journal.push(format!(
+            "approve:{}",
+            request.reason.as_deref().unwrap_or("-")
+        ));
         let outcome = self.outcome;
-        Box::pin(async move { outcome })
+        Box::pin(async move { outcome.into() })
     }
 }
 

@@ -64,6 +64,7 @@ fn replace_file(
     content: &[u8],
     make_parents: bool,
 ) -> Result<bool, ToolError> {
+    root.check_writable(path, requested)?;
     replace::replace(root.path(), path, content, make_parents).map_err(|error| match error {
         replace::ReplaceError::Directory => {
             ToolError::new(format!("\"{requested}\" is a directory, not a file"))

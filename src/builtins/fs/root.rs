@@ -29,6 +29,8 @@ pub struct FsRoot {
     absolute_display: bool,
     /// The host's spill files, which `read` and `grep` may also read.
     spill: Option<Arc<SpillStore>>,
+    /// Canonical files the writing tools refuse: the permission rules' own files.
+    protected: Vec<PathBuf>,
 }
 
 /// A path resolved inside the root.
@@ -69,7 +71,33 @@ impl FsRoot {
             configured,
             absolute_display: false,
             spill: None,
+            protected: Vec::new(),
         })
+    }
+
+    /// The same root, its writing tools refusing `files` (those that exist now).
+    pub fn protecting(self, files: &[String]) -> FsRoot {
+        let protected = files
+            .iter()
+            .filter_map(|file| std::fs::canonicalize(file).ok())
+            .collect();
+        FsRoot { protected, ..self }
+    }
+
+    /// Refuses a write to a protected file: the permission rules change only through the
+    /// user's answers (`client/approve`), never through a tool the model calls.
+    pub fn check_writable(&self, path: &Path, requested: &str) -> Result<(), ToolError> {
+        if self.protected.is_empty() {
+            return Ok(());
+        }
+        let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        match self.protected.contains(&target) {
+            true => Err(ToolError::new(format!(
+                "\"{requested}\" holds the permission rules: it is changed only by the user's \
+                 answers to approvals, not by tools"
+            ))),
+            false => Ok(()),
+        }
     }
 
     /// The same root, with the host's spill directories readable too.
@@ -95,6 +123,7 @@ impl FsRoot {
             configured: dir,
             absolute_display: true,
             spill: None,
+            protected: Vec::new(),
         })
     }
 

@@ -6,7 +6,7 @@
 use super::convert;
 use super::params;
 use crate::pipeline::hooks::{
-    ApprovalOutcome, Approver, DispatchLog, DispatchLogHook, Guard, PostDecision, PostExecuteHook,
+    Approval, ApprovalOutcome, ApprovalRequest, Approver, DispatchLog, DispatchLogHook, Guard, PostDecision, PostExecuteHook,
     PreDecision, PreExecuteHook,
 };
 use crate::tool::{
@@ -188,19 +188,21 @@ fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<(
     IgnoredAny::deserialize(deserializer).map(|_| Some(()))
 }
 
-/// Services `ask` through `client/approve`; anything but `allowed-once` denies.
+/// Services `ask` through `client/approve`; anything but an answer that allows denies.
 pub struct ClientApprover(pub Arc<Peer>);
 
 impl Approver for ClientApprover {
     fn approve(
         &self,
         execution: &Arc<ToolExecution>,
-        reason: Option<String>,
-    ) -> BoxFuture<'static, ApprovalOutcome> {
+        request: ApprovalRequest,
+    ) -> BoxFuture<'static, Approval> {
         let peer = self.0.clone();
         let params = wire::ApproveParams {
             execution: convert::execution_view(execution),
-            reason,
+            reason: request.reason,
+            suggested_rule: request.suggested_rule,
+            decision: request.decision,
         };
         let signal = execution.signal.clone();
         Box::pin(async move {
@@ -208,10 +210,16 @@ impl Approver for ClientApprover {
                 .request("client/approve", &params, signal.aborted(), None)
                 .await
             else {
-                return ApprovalOutcome::Cancelled;
+                return ApprovalOutcome::Cancelled.into();
             };
-            params::from_str::<wire::ApproveResult>(raw.get())
-                .map_or(ApprovalOutcome::Cancelled, |answer| answer.outcome)
+            params::from_str::<wire::ApproveResult>(raw.get()).map_or(
+                ApprovalOutcome::Cancelled.into(),
+                |answer| Approval {
+                    outcome: answer.outcome,
+                    agent_only: answer.agent_only,
+                    rule: answer.rule,
+                },
+            )
         })
     }
 }

@@ -8,7 +8,7 @@ use super::progress::ProgressNotifier;
 use super::reply::{DirectReply, Results};
 use super::router::{Dispatch, Router};
 use super::session::{Client, RequestSignal, Session};
-use super::{client_tool, convert, params};
+use super::{client_tool, convert, params, permissions};
 use crate::config;
 use crate::pipeline::wrappers::ToolMetrics;
 use crate::process::sandbox;
@@ -101,6 +101,9 @@ pub fn router(session: Arc<Session>) -> Router {
     method!("hooks/subscribe", Inline, subscribe);
     method!("hooks/unsubscribe", Inline, unsubscribe);
     method!("mcp/status", Inline, mcp_status);
+    method!("permissions/explain", Inline, permissions::explain);
+    method!("permissions/grants", Inline, permissions::grants);
+    method!("permissions/revoke", Inline, permissions::revoke);
     router
 }
 
@@ -129,7 +132,7 @@ fn agent(name: Option<String>) -> Option<AgentId> {
 }
 
 /// Rejects a viewing scope that is not open.
-fn known_scope(session: &Session, name: Option<String>) -> RpcResult<Option<AgentId>> {
+pub(super) fn known_scope(session: &Session, name: Option<String>) -> RpcResult<Option<AgentId>> {
     match name {
         Some(name) if !session.host.runtime.registry().has_agent(&name) => {
             Err(crate::registry::RegistryError::UnknownAgent(name).into())
@@ -151,11 +154,15 @@ async fn initialize(
         )));
     }
     let mut merged = session.base_config.clone();
-    if let Some(over) = params.config {
+    let base_origins = session.client().config.permissions.origins.clone();
+    let over = params.config.unwrap_or(serde_json::Value::Null);
+    let origins = config::permission_origins(&base_origins, &[("initialize.config", &over)]);
+    if !over.is_null() {
         config::merge(&mut merged, over);
     }
-    let config =
+    let mut config =
         config::parse(merged).map_err(|e| invalid_params(format!("invalid params: {e}")))?;
+    config.permissions.origins = origins;
     let host = &session.host;
     host.configure(&config)
         .map_err(|e| invalid_params(format!("invalid params: {e}")))?;

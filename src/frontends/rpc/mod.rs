@@ -14,6 +14,7 @@ mod methods;
 mod nesting;
 mod notifiers;
 mod params;
+mod permissions;
 mod progress;
 mod reply;
 mod requests;

@@ -50,6 +50,8 @@ pub struct Sandbox {
     /// `network: { allow, deny }`: the network is off but for the host's proxy, reached on
     /// the loopback of the [`SharedNetwork`] the child joins (namespace mode only).
     egress: Option<NetworkPolicy>,
+    /// Canonical files inside a writable root kept read-only by the view.
+    protected: Vec<PathBuf>,
 }
 
 impl Sandbox {
@@ -68,6 +70,7 @@ impl Sandbox {
             allow_unix_sockets: Vec::new(),
             workspace: None,
             egress: None,
+            protected: Vec::new(),
         }
     }
 
@@ -93,6 +96,7 @@ impl Sandbox {
             allow_unix_sockets: Vec::new(),
             workspace: family.workspace.map(Path::to_path_buf),
             egress: policy.egress.clone(),
+            protected: Vec::new(),
         };
         let mut missing = Vec::new();
         if support.landlock_abi < MINIMUM_ABI {
@@ -151,8 +155,37 @@ impl Sandbox {
                 "{} is unavailable: {problem}; fix {}",
                 family.name, family.field
             ));
+            return sandbox;
         }
+        sandbox.protect(family, policy, support.user_namespaces);
         sandbox
+    }
+
+    /// Keeps the permission rules' files read-only where they lie inside a writable root:
+    /// the view grafts them back read-only; the fallback (Landlock grants whole trees)
+    /// cannot, so the family is refused rather than left able to rewrite its own rules.
+    fn protect(&mut self, family: Family<'_>, policy: &SandboxPolicy, namespaces: bool) {
+        for file in &policy.protected {
+            let Ok(canonical) = std::fs::canonicalize(file) else {
+                continue;
+            };
+            if !self.writable.iter().any(|root| canonical.starts_with(root)) {
+                continue;
+            }
+            if !namespaces {
+                self.unavailable = Some(format!(
+                    "{} is unavailable: the permission rules' file {} lies inside a writable \
+                     root, and without user namespaces the sandbox cannot keep it read-only; \
+                     move permissions.persistTo out of the workspace, or set {}.mode = \
+                     \"off\" to run it unsandboxed",
+                    family.name,
+                    canonical.display(),
+                    family.field
+                ));
+                return;
+            }
+            self.protected.push(canonical);
+        }
     }
 
     /// The writable set made canonical, and each read-only root checked to lie outside it.
@@ -259,6 +292,7 @@ impl Sandbox {
                 &visible,
                 &self.allow_unix_sockets,
                 &self.deny_read,
+                &self.protected,
             )?;
             Some(Namespaces::new(view, self.network || joined.is_some()))
         } else {
@@ -343,6 +377,7 @@ mod tests {
             deny_read: Vec::new(),
             allow_unix_sockets: Vec::new(),
             egress: None,
+            protected: Vec::new(),
         }
     }
 

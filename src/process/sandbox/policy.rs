@@ -40,6 +40,9 @@ pub struct SandboxPolicy {
     /// `network: { allow, deny }`: only what it admits, through the host's proxy (then
     /// `network` is false).
     pub egress: Option<NetworkPolicy>,
+    /// Files kept read-only even inside a writable root (the permission rules' files; the
+    /// top-level list, which a family cannot change).
+    pub protected: Vec<PathBuf>,
 }
 
 impl SandboxPolicy {
@@ -72,6 +75,7 @@ impl SandboxPolicy {
                 .map(|socket| absolute(socket, home().as_deref()))
                 .collect(),
             egress: network.and_then(NetworkSetting::policy).cloned(),
+            protected: global.protected.iter().map(PathBuf::from).collect(),
         }
     }
 
@@ -85,6 +89,7 @@ impl SandboxPolicy {
             deny_read: Vec::new(),
             allow_unix_sockets: Vec::new(),
             egress: None,
+            protected: Vec::new(),
         }
     }
 }
@@ -153,6 +158,7 @@ mod tests {
                 deny_read: deny_read(&global, Some(&family)),
                 allow_unix_sockets: vec![],
                 egress: None,
+                protected: vec![],
             }
         );
         let defaults = SandboxPolicy::resolve(&SandboxConfig::default(), None);

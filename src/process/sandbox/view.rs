@@ -70,6 +70,34 @@ struct Graft {
     read_only: bool,
 }
 
+/// The grafts that keep each `protected` file (canonical, inside a writable root) as it
+/// is: the file itself read-only, and every directory between the root and it grafted onto
+/// itself read-write, so none of them is a plain directory entry that a rename could move
+/// away (a mount point cannot be renamed or removed: `EBUSY`) to put another file in its
+/// place.
+fn protected_grafts(
+    writable: &[PathBuf],
+    protected: &[PathBuf],
+) -> impl Iterator<Item = (PathBuf, bool, bool)> {
+    let mut grafts: Vec<(PathBuf, bool, bool)> = Vec::new();
+    for file in protected {
+        let Some(root) = writable.iter().find(|root| file.starts_with(root)) else {
+            continue;
+        };
+        let between = file
+            .ancestors()
+            .skip(1)
+            .take_while(|dir| *dir != root.as_path() && dir.starts_with(root));
+        for dir in between {
+            if !grafts.iter().any(|(path, _, _)| path == dir) {
+                grafts.push((dir.to_path_buf(), true, false));
+            }
+        }
+        grafts.push((file.clone(), false, true));
+    }
+    grafts.into_iter()
+}
+
 /// A `denyRead` path that existed when the spawn was prepared.
 #[derive(Debug)]
 struct Mask {
@@ -98,11 +126,13 @@ impl View {
         visible: &[PathBuf],
         sockets: &[PathBuf],
         deny_read: &[PathBuf],
+        protected: &[PathBuf],
     ) -> io::Result<Self> {
         let mut grafts: Vec<(PathBuf, bool, bool)> = writable
             .iter()
             .map(|root| (root.clone(), true, false))
             .chain(visible.iter().map(|root| (root.clone(), true, true)))
+            .chain(protected_grafts(writable, protected))
             .chain(sockets.iter().map(|socket| (socket.clone(), false, false)))
             .chain(
                 DEVICES
@@ -397,7 +427,7 @@ mod tests {
         std::fs::create_dir_all(&nested).unwrap();
         std::fs::write(base.join("secret"), "x").unwrap();
         let denied = [base.join("secret"), base.join("w"), base.join("missing")];
-        let view = View::plan(&[nested.clone(), root.clone()], &[], &[], &denied).unwrap();
+        let view = View::plan(&[nested.clone(), root.clone()], &[], &[], &denied, &[]).unwrap();
         let paths: Vec<_> = view.grafts.iter().map(|g| g.path.clone()).collect();
         let (outer, inner) = (c_path(&root).unwrap(), c_path(&nested).unwrap());
         let at = |path: &CString| paths.iter().position(|p| p == path).unwrap();

@@ -1,3 +1,5 @@
 //! Integration tests of `policy`.
 
 mod rules;
+mod approvals;
+mod protected;

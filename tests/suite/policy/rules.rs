@@ -22,6 +22,7 @@ fn rules(
         ask: list(ask),
         deny: list(deny),
         default,
+        ..PermissionsConfig::default()
     })
     .unwrap()
 }
