@@ -253,6 +253,12 @@ impl ToolRuntime {
             grants.describe(execution, &mut request);
         }
         let approval = approver.approve(execution, request.clone()).await;
+        if let Some(why) = &approval.unavailable {
+            let reason = request
+                .reason
+                .unwrap_or_else(|| format!("tool \"{name}\" requires approval"));
+            return Some(denied(format!("{reason}, but no one could be asked: {why}")));
+        }
         match approval.outcome {
             ApprovalOutcome::Rejected => {
                 Some(denied(format!("the user rejected tool \"{name}\"")))

@@ -132,6 +132,8 @@ pub struct Approval {
     pub agent_only: bool,
     /// The rule the client chose in place of the suggested one.
     pub rule: Option<String>,
+    /// Why no one could be asked (the call is then refused saying so).
+    pub unavailable: Option<String>,
 }
 
 impl From<ApprovalOutcome> for Approval {
@@ -140,6 +142,7 @@ impl From<ApprovalOutcome> for Approval {
             outcome,
             agent_only: false,
             rule: None,
+            unavailable: None,
         }
     }
 }

@@ -373,6 +373,33 @@ impl Binary {
         }
     }
 
+    /// [`request`](Self::request), answering each request the host makes meanwhile with
+    /// `answer`'s result; returns the response and those requests.
+    pub fn request_answering(
+        &mut self,
+        method: &str,
+        params: Value,
+        mut answer: impl FnMut(&Value) -> Value,
+    ) -> (Value, Vec<Value>) {
+        self.next_id += 1;
+        let id = json!(self.next_id);
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        let mut asked = Vec::new();
+        loop {
+            let message = self.read().expect("host closed stdout before answering");
+            match (message.get("method"), message.get("id")) {
+                (None, _) if message["id"] == id => return (message, asked),
+                (Some(_), Some(request_id)) => {
+                    let result = answer(&message);
+                    let reply = json!({ "jsonrpc": "2.0", "id": request_id, "result": result });
+                    self.send(&reply);
+                    asked.push(message);
+                }
+                _ => self.inbox.push(message),
+            }
+        }
+    }
+
     /// Polls `mcp/status` until `condition` holds (servers start in the background).
     pub fn wait_for_status(
         &mut self,

@@ -30,6 +30,11 @@ impl ExitForwarder {
         self.peers.lock().insert(scope, peer);
     }
 
+    /// The client of `scope`, if one is connected.
+    pub fn peer(&self, scope: &Option<AgentId>) -> Option<Peer<RoleServer>> {
+        self.peers.lock().get(scope).cloned()
+    }
+
     /// Forgets `scope`'s client.
     pub fn disconnect(&self, scope: &Option<AgentId>) {
         self.peers.lock().remove(scope);

@@ -9,6 +9,7 @@
 //! `notifications/progress` ([`progress`]).
 
 mod admission;
+mod approvals;
 mod exits;
 pub mod http;
 mod progress;
@@ -75,6 +76,8 @@ impl McpFront {
         if runtime.set_progress_sink(progress.clone()).is_err() {
             tracing::warn!(target: "mcp", "the runtime already reports progress elsewhere: MCP clients get none");
         }
+        let exits: Arc<ExitForwarder> = Arc::default();
+        runtime.set_approver(Some(Arc::new(approvals::ElicitingApprover(exits.clone()))));
         McpFront {
             runtime,
             mode,
@@ -85,7 +88,7 @@ impl McpFront {
             session: None,
             changes: None,
             progress,
-            exits: Arc::default(),
+            exits,
         }
     }
 

@@ -218,6 +218,7 @@ impl Approver for ClientApprover {
                     outcome: answer.outcome,
                     agent_only: answer.agent_only,
                     rule: answer.rule,
+                    unavailable: None,
                 },
             )
         })

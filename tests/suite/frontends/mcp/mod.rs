@@ -1,5 +1,6 @@
 //! Integration tests of `frontends::mcp`.
 
+mod approvals;
 mod http;
 mod policy;
 mod progress;
