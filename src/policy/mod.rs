@@ -4,8 +4,12 @@
 
 pub mod cc_names;
 pub mod permissions;
+pub mod shell;
 
-pub use permissions::{PermissionHook, Permissions, RuleError, Verdict};
+pub use permissions::{
+    Decision, PartDecision, PartKind, PermissionHook, Permissions, RuleError, RuleRef, RuleSource,
+    Verdict,
+};
 
 use crate::pipeline::wrappers::{Metrics, MetricsWrapper, RetryWrapper};
 use crate::pipeline::{ListenerId, ToolRuntime};

@@ -1,3 +1,6 @@
 //! Integration tests of `policy`.
 
+mod bypass;
+mod corpus;
+mod decisions;
 mod rules;

@@ -105,9 +105,10 @@ fn claude_code_rules(default: &str) -> Value {
 
 #[test]
 fn permission_rules_decide_over_the_wire_in_claude_code_spelling() {
+    // A bash denial names the rule's place and the part it refused.
     let denied_by = |tool: &str, rule: &str| {
         failed(&format!(
-            "tool \"{tool}\" is denied by permission rule {rule}"
+            "tool \"{tool}\" is denied by permission rule {rule} (deny[0] in config): `rm -rf /`"
         ))
     };
     let asks = "permission rule Bash(git push:*) requires approval for tool \"bash\"";
@@ -144,11 +145,11 @@ fn permission_rules_decide_over_the_wire_in_claude_code_spelling() {
             "bash",
             json!({ "command": "ls" }),
             (
-                failed("tool \"bash\" is denied by the default permission"),
+                failed("tool \"bash\" is denied by the default permission: no rule allows `ls`"),
                 vec![],
             ),
             (
-                failed("tool \"bash\" is denied by the default permission"),
+                failed("tool \"bash\" is denied by the default permission: no rule allows `ls`"),
                 vec![],
             ),
         ),
@@ -262,7 +263,7 @@ fn permissions_run_before_client_hooks_and_a_denial_spares_them() {
     let (outcome, seen) = host.execute(call("bash", json!({ "command": "rm x" })), obliging);
     assert_eq!(
         outcome,
-        failed("tool \"bash\" is denied by permission rule Bash(rm:*)")
+        failed("tool \"bash\" is denied by permission rule Bash(rm:*) (deny[0] in config): `rm x`")
     );
     assert_eq!(methods(&seen), Vec::<String>::new());
     let (outcome, seen) = host.execute(call("bash", json!({ "command": "git status" })), obliging);
@@ -295,7 +296,8 @@ fn a_denied_code_mode_sub_call_is_a_caught_tool_call_error() {
     let program = json!({ "callId": "r", "name": "run_code",
                           "arguments": { "code": code, "description": "probe" } });
     let (outcome, seen) = host.execute(program, obliging);
-    let denial = "tool \"bash\" is denied by permission rule Bash(rm:*)";
+    let denial =
+        "tool \"bash\" is denied by permission rule Bash(rm:*) (deny[0] in config): `rm -rf /`";
     assert_eq!(
         outcome["value"],
         json!({ "logs": [], "result": [[true, "ToolCallError", "bash", denial], "ls"] }),
