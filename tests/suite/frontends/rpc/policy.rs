@@ -105,10 +105,15 @@ fn claude_code_rules(default: &str) -> Value {
 
 #[test]
 fn permission_rules_decide_over_the_wire_in_claude_code_spelling() {
-    // A bash denial names the rule's place and the part it refused.
+    // A bash denial also names the rule's place and the part it refused.
     let denied_by = |tool: &str, rule: &str| {
+        let part = if tool == "bash" {
+            " (deny[0] in config): `rm -rf /`"
+        } else {
+            ""
+        };
         failed(&format!(
-            "tool \"{tool}\" is denied by permission rule {rule} (deny[0] in config): `rm -rf /`"
+            "tool \"{tool}\" is denied by permission rule {rule}{part}"
         ))
     };
     let asks = "permission rule Bash(git push:*) requires approval for tool \"bash\"";
