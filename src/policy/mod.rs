@@ -7,10 +7,14 @@ pub mod cc_names;
 pub mod gate;
 pub mod permissions;
 pub mod settings_file;
+pub mod shell;
 
 pub use book::{Book, BookError};
 pub use gate::PermissionGate;
-pub use permissions::{PermissionHook, Permissions, RuleError, Verdict};
+pub use permissions::{
+    Decision, PartDecision, PartKind, PermissionHook, Permissions, RuleError, RuleRef, RuleSource,
+    Verdict,
+};
 
 use crate::pipeline::wrappers::{Metrics, MetricsWrapper, RetryWrapper};
 use crate::pipeline::{ListenerId, ToolRuntime};

@@ -96,7 +96,8 @@ fn native_calls_over_mcp_meet_permissions_the_default_timeout_and_metrics() {
                 "tool \"mcp__fixture__no_properties\" is denied by permission rule mcp__fixture__no_properties"
             ),
             failed(
-                "permission rule mcp__fixture__empty_schema requires approval for tool \"mcp__fixture__empty_schema\""
+                "permission rule mcp__fixture__empty_schema requires approval for tool \"mcp__fixture__empty_schema\", \
+                 but no one could be asked: the MCP client did not declare form elicitation"
             ),
             failed("tool \"mcp__fixture__sleep\" timed out after 1000 ms"),
             failed("the fixture failed on purpose"),

@@ -13,6 +13,16 @@ fn ok(text: &str) -> Value {
     json!({ "isError": false, "value": text, "content": [{ "type": "text", "text": text }] })
 }
 
+/// The result without the permission record a denial by the rules carries in
+/// `meta.permission` (checked here to be a denial's record; `policy::approvals` checks what it says).
+fn record_aside(mut outcome: Value) -> Value {
+    if let Some(meta) = outcome.as_object_mut().and_then(|o| o.remove("meta")) {
+        assert_eq!(meta["permission"]["decision"], "deny", "{meta}");
+        assert_eq!(outcome["isError"], true, "{outcome}");
+    }
+    outcome
+}
+
 fn failed(message: &str) -> Value {
     json!({
         "isError": true,
@@ -105,9 +115,15 @@ fn claude_code_rules(default: &str) -> Value {
 
 #[test]
 fn permission_rules_decide_over_the_wire_in_claude_code_spelling() {
+    // A bash denial also names the rule's place and the part it refused.
     let denied_by = |tool: &str, rule: &str| {
+        let part = if tool == "bash" {
+            " (deny[0] in initialize.config): `rm -rf /`"
+        } else {
+            ""
+        };
         failed(&format!(
-            "tool \"{tool}\" is denied by permission rule {rule}"
+            "tool \"{tool}\" is denied by permission rule {rule}{part}"
         ))
     };
     let asks = "permission rule Bash(git push:*) requires approval for tool \"bash\"";
@@ -144,11 +160,11 @@ fn permission_rules_decide_over_the_wire_in_claude_code_spelling() {
             "bash",
             json!({ "command": "ls" }),
             (
-                failed("tool \"bash\" is denied by the default permission"),
+                failed("tool \"bash\" is denied by the default permission: no rule allows `ls`"),
                 vec![],
             ),
             (
-                failed("tool \"bash\" is denied by the default permission"),
+                failed("tool \"bash\" is denied by the default permission: no rule allows `ls`"),
                 vec![],
             ),
         ),
@@ -191,6 +207,7 @@ fn permission_rules_decide_over_the_wire_in_claude_code_spelling() {
     for (tool, arguments, alone, approved) in cases {
         for (host, (expected, requests)) in [(&mut without, alone), (&mut with, approved)] {
             let (outcome, seen) = host.execute(call(tool, arguments.clone()), obliging);
+            let outcome = record_aside(outcome);
             assert_eq!(outcome, expected, "{tool} {arguments}");
             assert_eq!(methods(&seen), requests, "{tool} {arguments}");
         }
@@ -199,7 +216,11 @@ fn permission_rules_decide_over_the_wire_in_claude_code_spelling() {
     assert_eq!(
         seen[0]["params"],
         json!({ "execution": { "token": seen[0]["params"]["execution"]["token"], "callId": "c",
-                "name": "bash", "arguments": { "command": "git push" } }, "reason": asks })
+                "name": "bash", "arguments": { "command": "git push" } }, "reason": asks,
+                "suggestedRule": "Bash(git push:*)",
+                "decision": { "decision": "ask", "parts": [{ "kind": "command", "text": "git push",
+                    "decision": "ask", "rule": { "list": "ask", "index": 0,
+                    "rule": "Bash(git push:*)", "origin": "initialize.config" } }] } })
     );
     assert_eq!(without.finish(), 0);
     assert_eq!(with.finish(), 0);
@@ -230,6 +251,7 @@ fn a_call_matching_no_rule_follows_the_default() {
     for (permissions, expected) in cases {
         let mut host = permission_host(json!({ "executeTools": true }), permissions.clone());
         let (outcome, _) = host.execute(call("other", json!({ "text": "x" })), obliging);
+        let outcome = record_aside(outcome);
         assert_eq!(outcome, expected, "{permissions}");
         assert_eq!(host.finish(), 0);
     }
@@ -260,12 +282,14 @@ fn permissions_run_before_client_hooks_and_a_denial_spares_them() {
     );
     assert_eq!(subscribed["result"]["subscription"], "hook:1");
     let (outcome, seen) = host.execute(call("bash", json!({ "command": "rm x" })), obliging);
+    let outcome = record_aside(outcome);
     assert_eq!(
         outcome,
-        failed("tool \"bash\" is denied by permission rule Bash(rm:*)")
+        failed("tool \"bash\" is denied by permission rule Bash(rm:*) (deny[0] in initialize.config): `rm x`")
     );
     assert_eq!(methods(&seen), Vec::<String>::new());
     let (outcome, seen) = host.execute(call("bash", json!({ "command": "git status" })), obliging);
+    let outcome = record_aside(outcome);
     assert_eq!(outcome, ok("git status"));
     assert_eq!(
         methods(&seen),
@@ -295,7 +319,9 @@ fn a_denied_code_mode_sub_call_is_a_caught_tool_call_error() {
     let program = json!({ "callId": "r", "name": "run_code",
                           "arguments": { "code": code, "description": "probe" } });
     let (outcome, seen) = host.execute(program, obliging);
-    let denial = "tool \"bash\" is denied by permission rule Bash(rm:*)";
+    let outcome = record_aside(outcome);
+    let denial =
+        "tool \"bash\" is denied by permission rule Bash(rm:*) (deny[0] in initialize.config): `rm -rf /`";
     assert_eq!(
         outcome["value"],
         json!({ "logs": [], "result": [[true, "ToolCallError", "bash", denial], "ls"] }),
@@ -322,6 +348,7 @@ fn an_enforced_timeout_is_tool_timeout_and_the_client_is_told_to_stop() {
     host.request("tools/register", json!({ "tool": echo_spec("defaulted") }));
     for (name, ms) in [("declared", 30), ("defaulted", 40)] {
         let (outcome, seen) = host.execute(call(name, json!({ "text": "x" })), |_| Reply::Silent);
+        let outcome = record_aside(outcome);
         assert_eq!(outcome, timed_out(name, ms));
         assert_eq!(methods(&seen), [format!("client/executeTool {name}")]);
         let cancel = host.next_with_method("$/cancelRequest");
@@ -368,6 +395,7 @@ fn retries_repeat_only_idempotent_tools_and_stop_at_max_attempts() {
     ];
     for (name, failures, expected, attempts) in cases {
         let (outcome, seen) = host.execute(call(name, json!({ "text": "x" })), flaky(failures));
+        let outcome = record_aside(outcome);
         assert_eq!(outcome, expected, "{name} {failures}");
         assert_eq!(
             methods(&seen),
@@ -397,6 +425,7 @@ fn retries_never_follow_a_timeout_a_cancellation_or_a_denial() {
         host.request("tools/register", json!({ "tool": spec }));
     }
     let (outcome, seen) = host.execute(call("slow", json!({ "text": "x" })), |_| Reply::Silent);
+    let outcome = record_aside(outcome);
     assert_eq!(outcome, timed_out("slow", 30));
     assert_eq!(methods(&seen), ["client/executeTool slow"]);
 
@@ -414,6 +443,7 @@ fn retries_never_follow_a_timeout_a_cancellation_or_a_denial() {
     assert_eq!(methods(&seen), Vec::<String>::new());
 
     let (outcome, seen) = host.execute(call("denied", json!({ "text": "x" })), obliging);
+    let outcome = record_aside(outcome);
     assert_eq!(
         outcome,
         failed("tool \"denied\" is denied by permission rule denied")
@@ -559,6 +589,7 @@ fn client_rendering_supplies_content_and_its_failure_is_a_normalized_error() {
             obliging(r)
         }
     });
+    let outcome = record_aside(outcome);
     assert_eq!(
         outcome,
         json!({ "isError": false, "value": "hi", "content": [{ "type": "text", "text": "HI" }] })
@@ -595,6 +626,7 @@ fn client_rendering_supplies_content_and_its_failure_is_a_normalized_error() {
                 obliging(r)
             }
         });
+        let outcome = record_aside(outcome);
         let message = outcome["error"]["message"].as_str().unwrap_or_default();
         let prefix = "client/render failed for tool \"fancy\": ";
         assert!(
@@ -608,6 +640,7 @@ fn client_rendering_supplies_content_and_its_failure_is_a_normalized_error() {
     let (outcome, seen) = host.execute(call("fancy", json!({ "text": "hi" })), |_| {
         Reply::Result(json!({ "value": "hi", "content": [{ "type": "text", "text": "own" }] }))
     });
+    let outcome = record_aside(outcome);
     assert_eq!(
         outcome,
         json!({ "isError": false, "value": "hi", "content": [{ "type": "text", "text": "own" }] })
@@ -624,6 +657,7 @@ fn client_rendering_supplies_content_and_its_failure_is_a_normalized_error() {
             _ => obliging(r),
         },
     );
+    let outcome = record_aside(outcome);
     assert_eq!(
         outcome,
         json!({ "isError": false, "value": "bye", "content": [{ "type": "text", "text": "BYE" }] })

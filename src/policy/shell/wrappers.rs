@@ -1,0 +1,492 @@
+//! One simple command's words → parts. Wrappers that only change how the inner command
+//! runs (`timeout`, `nice`, `env`, …) are see-through; wrappers that matter themselves
+//! (`sudo`, `xargs`, `find -exec`) are judged and unwrapped; `bash -c STRING` and `watch`
+//! analyze their string; `eval` and computed program names cannot be judged.
+
+use super::word::W;
+use super::{MAX_DEPTH, Part, Walker, env};
+
+type Inside = Option<String>;
+
+/// How a wrapper's options are spelled.
+struct Options {
+    /// Short options that take a value (attached, `-n5`, or as the next word).
+    short: &'static str,
+    /// Short options whose value, if any, is attached only (`xargs -i{}`).
+    attached: &'static str,
+    /// Long options that take a value as the next word (unless given with `=`).
+    long: &'static [&'static str],
+}
+
+/// Where the first word after `words`' options stands; `None` when an option position
+/// holds a word computed at run time (the inner command cannot be located).
+fn skip_options(words: &[W], from: usize, options: &Options) -> Option<usize> {
+    let mut i = from;
+    while let Some(word) = words.get(i) {
+        if !word.literal {
+            // A computed word where an option may stand: the command cannot be located.
+            return None;
+        }
+        let text = word.text.as_str();
+        if text == "--" {
+            return Some(i + 1);
+        }
+        if let Some(long) = text.strip_prefix("--") {
+            let takes = !long.contains('=') && options.long.contains(&text);
+            i += if takes { 2 } else { 1 };
+            continue;
+        }
+        let Some(cluster) = text.strip_prefix('-').filter(|c| !c.is_empty()) else {
+            return Some(i);
+        };
+        i += 1;
+        for (at, c) in cluster.char_indices() {
+            if options.attached.contains(c) {
+                break;
+            }
+            if options.short.contains(c) {
+                if at + c.len_utf8() == cluster.len() {
+                    i += 1;
+                }
+                break;
+            }
+        }
+    }
+    Some(i)
+}
+
+fn joined(words: &[W]) -> String {
+    let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+    texts.join(" ")
+}
+
+fn basename(program: &str) -> &str {
+    program.rsplit('/').next().unwrap_or(program)
+}
+
+impl Walker {
+    /// The parts of one simple command.
+    pub(super) fn command(&mut self, words: Vec<W>, inside: &Inside) {
+        let Some(program) = words.first() else {
+            return;
+        };
+        if !program.literal || is_pattern(&program.text) {
+            return self.unreadable(joined(&words), "the program's name is computed at run time");
+        }
+        if self.depth >= MAX_DEPTH {
+            return self.unreadable(
+                joined(&words),
+                "the command is nested deeper than 64 levels",
+            );
+        }
+        self.depth += 1;
+        self.command_inner(words, inside);
+        self.depth -= 1;
+    }
+
+    fn part(&mut self, words: &[W], inside: &Inside) {
+        let words: Vec<String> = words.iter().map(|w| w.text.clone()).collect();
+        let text = words.join(" ");
+        self.parts.push(Part::Command {
+            words,
+            text,
+            inside: inside.clone(),
+        });
+    }
+
+    /// The command after a see-through wrapper's options, or the wrapper alone.
+    fn unwrap_at(&mut self, words: Vec<W>, at: Option<usize>, inside: &Inside) {
+        match at {
+            None => self.unreadable(
+                joined(&words),
+                "a wrapper's arguments are computed at run time",
+            ),
+            Some(at) if at >= words.len() => self.part(&words, inside),
+            Some(at) => self.command(words[at..].to_vec(), inside),
+        }
+    }
+
+    fn command_inner(&mut self, words: Vec<W>, inside: &Inside) {
+        let name = basename(&words[0].text).to_string();
+        let opts = |short, attached, long| Options {
+            short,
+            attached,
+            long,
+        };
+        match name.as_str() {
+            "nohup" | "builtin" => self.unwrap_at(words, Some(1), inside),
+            "setsid" => {
+                let at = skip_options(&words, 1, &opts("", "", &[]));
+                self.unwrap_at(words, at, inside)
+            }
+            "time" => {
+                self.option_writes(&words, &["-o", "--output"], inside);
+                let at = skip_options(&words, 1, &opts("fo", "", &["--format", "--output"]));
+                self.unwrap_at(words, at, inside)
+            }
+            "timeout" => {
+                let at = skip_options(&words, 1, &opts("sk", "", &["--signal", "--kill-after"]));
+                // The duration, then the command.
+                self.unwrap_at(words, at.map(|at| at + 1), inside)
+            }
+            "nice" => {
+                let at = skip_options(&words, 1, &opts("n", "", &["--adjustment"]));
+                self.unwrap_at(words, at, inside)
+            }
+            "stdbuf" => {
+                let long = &["--input", "--output", "--error"];
+                let at = skip_options(&words, 1, &opts("ioe", "", long));
+                self.unwrap_at(words, at, inside)
+            }
+            "ionice" => {
+                let long = &["--class", "--classdata", "--pid", "--pgid", "--uid"];
+                let at = skip_options(&words, 1, &opts("cnpPu", "", long));
+                self.unwrap_at(words, at, inside)
+            }
+            "exec" => {
+                let at = skip_options(&words, 1, &opts("a", "", &[]));
+                self.unwrap_at(words, at, inside)
+            }
+            "command" => {
+                let asks = words[1..]
+                    .iter()
+                    .take_while(|w| w.literal && w.text.starts_with('-') && w.text != "--")
+                    .any(|w| w.text.contains(['v', 'V']));
+                if asks {
+                    // `command -v git` only looks the program up.
+                    self.part(&words, inside)
+                } else {
+                    let at = skip_options(&words, 1, &opts("", "", &[]));
+                    self.unwrap_at(words, at, inside)
+                }
+            }
+            "env" => self.env(words, inside),
+            "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" | "mksh" => {
+                self.shell(words, &name, inside)
+            }
+            "watch" => self.watch(words, inside),
+            "sudo" | "doas" => {
+                self.part(&words, inside);
+                let at = if name == "sudo" {
+                    let long = &[
+                        "--user",
+                        "--group",
+                        "--prompt",
+                        "--close-from",
+                        "--chdir",
+                        "--role",
+                        "--type",
+                        "--other-user",
+                        "--command-timeout",
+                        "--host",
+                    ];
+                    skip_options(&words, 1, &opts("ugpCDrtUTRh", "", long))
+                } else {
+                    skip_options(&words, 1, &opts("uC", "", &[]))
+                };
+                // `sudo VAR=value cmd`.
+                let at = at.map(|mut at| {
+                    while let Some(word) = words.get(at)
+                        && let Some(variable) = env::assigned_name(&word.text)
+                    {
+                        if env::chooses_program(variable) {
+                            self.unreadable(
+                                joined(&words),
+                                format!("the environment variable {variable} chooses what runs"),
+                            );
+                        }
+                        at += 1;
+                    }
+                    at
+                });
+                let inside = Some(name.clone());
+                match at {
+                    None => self.unreadable(
+                        joined(&words),
+                        "a wrapper's arguments are computed at run time",
+                    ),
+                    Some(at) if at >= words.len() => {}
+                    Some(at) => self.command(words[at..].to_vec(), &inside),
+                }
+            }
+            "xargs" => {
+                self.part(&words, inside);
+                let long = &[
+                    "--arg-file",
+                    "--delimiter",
+                    "--max-args",
+                    "--max-procs",
+                    "--max-chars",
+                    "--process-slot-var",
+                ];
+                let at = skip_options(&words, 1, &opts("adEILnPs", "eil", long));
+                let inside = Some("xargs".to_string());
+                match at {
+                    None => self.unreadable(
+                        joined(&words),
+                        "a wrapper's arguments are computed at run time",
+                    ),
+                    Some(at) if at >= words.len() => {
+                        self.command(vec![W::literal("echo".into())], &inside)
+                    }
+                    Some(at) => self.command(words[at..].to_vec(), &inside),
+                }
+            }
+            "find" => self.find(words, inside),
+            "tee" => {
+                self.part(&words, inside);
+                let mut options = true;
+                for word in &words[1..] {
+                    if options && word.literal && word.text == "--" {
+                        options = false;
+                    } else if options
+                        && word.literal
+                        && word.text.starts_with('-')
+                        && word.text != "-"
+                    {
+                    } else {
+                        self.write(word.clone(), inside);
+                    }
+                }
+            }
+            "eval" => self.unreadable(joined(&words), "eval runs a string as a command"),
+            "source" | "." => {
+                if words.iter().all(|w| w.literal) {
+                    self.part(&words, inside)
+                } else {
+                    self.unreadable(joined(&words), "it sources a file named at run time")
+                }
+            }
+            "export" | "declare" | "typeset" | "local" | "readonly" => {
+                for word in &words[1..] {
+                    if word.literal && word.text.starts_with('-') {
+                        if name != "export" && name != "readonly" && word.text.contains('i') {
+                            self.arithmetic = true;
+                        }
+                        continue;
+                    }
+                    match env::assigned_name(&word.text) {
+                        Some(variable) if env::chooses_program(variable) => self.unreadable(
+                            joined(&words),
+                            format!("the environment variable {variable} chooses what runs"),
+                        ),
+                        Some(_) => {}
+                        None if !word.literal => {
+                            self.unreadable(joined(&words), "it sets a variable named at run time")
+                        }
+                        None => {}
+                    }
+                }
+                self.part(&words, inside)
+            }
+            "let" => {
+                self.arithmetic = true;
+                self.part(&words, inside)
+            }
+            _ => self.part(&words, inside),
+        }
+    }
+
+    /// `time -o FILE`, `--output=FILE`: files an option writes.
+    fn option_writes(&mut self, words: &[W], flags: &[&str], inside: &Inside) {
+        let mut i = 1;
+        while let Some(word) = words.get(i) {
+            if !word.literal || !word.text.starts_with('-') {
+                break;
+            }
+            if flags.contains(&word.text.as_str()) {
+                if let Some(path) = words.get(i + 1) {
+                    self.write(path.clone(), inside);
+                }
+                i += 2;
+                continue;
+            }
+            for flag in flags {
+                if let Some(path) = word.text.strip_prefix(&format!("{flag}=")) {
+                    self.write(W::literal(path.to_string()), inside);
+                }
+            }
+            i += 1;
+        }
+    }
+
+    /// `env [-i] [-u NAME] [-C DIR] [--] [NAME=VALUE]… [CMD…]`.
+    fn env(&mut self, words: Vec<W>, inside: &Inside) {
+        let mut at = 1;
+        while let Some(word) = words.get(at) {
+            if !word.literal {
+                if env::assigned_name(&word.text).is_some() {
+                    break;
+                }
+                return self.unreadable(
+                    joined(&words),
+                    "a wrapper's arguments are computed at run time",
+                );
+            }
+            let text = word.text.as_str();
+            if text == "-S"
+                || text.starts_with("--split-string")
+                || (text.starts_with('-') && !text.starts_with("--") && text.contains('S'))
+            {
+                return self.unreadable(joined(&words), "env -S splits a string into a command");
+            }
+            match text {
+                "--" => {
+                    at += 1;
+                    break;
+                }
+                "-u" | "-C" | "--unset" | "--chdir" => at += 2,
+                _ if text.starts_with('-') && text.len() > 1 => at += 1,
+                _ => break,
+            }
+        }
+        while let Some(word) = words.get(at)
+            && let Some(variable) = env::assigned_name(&word.text)
+        {
+            if env::chooses_program(variable) {
+                self.unreadable(
+                    joined(&words),
+                    format!("the environment variable {variable} chooses what runs"),
+                );
+            }
+            at += 1;
+        }
+        if at >= words.len() {
+            self.part(&words, inside)
+        } else {
+            self.command(words[at..].to_vec(), inside)
+        }
+    }
+
+    /// `bash [opts] -c STRING [args]`: the string is analyzed; without `-c` the shell runs
+    /// a script or its stdin and is an ordinary command.
+    fn shell(&mut self, words: Vec<W>, name: &str, inside: &Inside) {
+        let mut at = 1;
+        let mut string = false;
+        while let Some(word) = words.get(at) {
+            if !word.literal {
+                break;
+            }
+            let text = word.text.as_str();
+            if text == "--" || text == "-" {
+                at += 1;
+                break;
+            }
+            if text.starts_with("--") {
+                at += if matches!(text, "--rcfile" | "--init-file") {
+                    2
+                } else {
+                    1
+                };
+                continue;
+            }
+            let Some(cluster) = text.strip_prefix(['-', '+']).filter(|c| !c.is_empty()) else {
+                break;
+            };
+            at += 1;
+            for c in cluster.chars() {
+                match c {
+                    'c' => string = true,
+                    'o' | 'O' => at += 1,
+                    _ => {}
+                }
+            }
+        }
+        if !string {
+            return self.part(&words, inside);
+        }
+        match words.get(at) {
+            None => self.part(&words, inside),
+            Some(script) if script.literal => {
+                let script = script.text.clone();
+                self.script(&script, &Some(format!("{name} -c")));
+            }
+            Some(_) => {
+                self.unreadable(joined(&words), "a shell runs a string computed at run time")
+            }
+        }
+    }
+
+    /// `watch [opts] CMD…`: the words joined are a shell string (`-x`: a command).
+    fn watch(&mut self, words: Vec<W>, inside: &Inside) {
+        let exec = words[1..]
+            .iter()
+            .take_while(|w| w.literal && w.text.starts_with('-'))
+            .any(|w| w.text == "--exec" || (!w.text.starts_with("--") && w.text.contains('x')));
+        let at = skip_options(
+            &words,
+            1,
+            &Options {
+                short: "nq",
+                attached: "d",
+                long: &["--interval", "--equexit"],
+            },
+        );
+        let inside_watch = Some("watch".to_string());
+        match at {
+            None => self.unreadable(
+                joined(&words),
+                "a wrapper's arguments are computed at run time",
+            ),
+            Some(at) if at >= words.len() => self.part(&words, inside),
+            Some(at) if exec => self.command(words[at..].to_vec(), &inside_watch),
+            Some(at) => {
+                if words[at..].iter().all(|w| w.literal) {
+                    let script = joined(&words[at..]);
+                    self.script(&script, &inside_watch);
+                } else {
+                    self.unreadable(joined(&words), "a shell runs a string computed at run time")
+                }
+            }
+        }
+    }
+
+    /// `find … -exec CMD … ;|+`: find without its `-exec`s is a part, each CMD another;
+    /// `-fprint FILE` and friends write.
+    fn find(&mut self, words: Vec<W>, inside: &Inside) {
+        let mut own: Vec<W> = Vec::new();
+        let mut inner: Vec<Vec<W>> = Vec::new();
+        let mut i = 0;
+        while i < words.len() {
+            let word = &words[i];
+            let text = word.text.as_str();
+            if word.literal && matches!(text, "-exec" | "-execdir" | "-ok" | "-okdir") {
+                let mut command = Vec::new();
+                i += 1;
+                while let Some(next) = words.get(i) {
+                    i += 1;
+                    let ends = next.literal
+                        && (next.text == ";"
+                            || (next.text == "+"
+                                && command.last().is_some_and(|w: &W| w.text == "{}")));
+                    if ends {
+                        break;
+                    }
+                    command.push(next.clone());
+                }
+                inner.push(command);
+                continue;
+            }
+            if word.literal && matches!(text, "-fprint" | "-fprint0" | "-fls" | "-fprintf") {
+                if let Some(path) = words.get(i + 1) {
+                    self.write(path.clone(), inside);
+                }
+            }
+            own.push(word.clone());
+            i += 1;
+        }
+        self.part(&own, inside);
+        let inside = Some("find -exec".to_string());
+        for command in inner {
+            if command.is_empty() {
+                continue;
+            }
+            self.command(command, &inside);
+        }
+    }
+}
+
+/// A program name the shell would glob or brace-expand.
+fn is_pattern(program: &str) -> bool {
+    program != "[" && program != "[[" && program.contains(['*', '?', '[', '{'])
+}
