@@ -268,7 +268,12 @@ ask: Array<string>,
 /**
  * What a call matching no rule gets (`allow` unless set).
  */
-default?: PermissionDefault, };
+default?: PermissionDefault, 
+/**
+ * A settings file (`{ "permissions": { "allow": [...] } }`, Claude Code's shape) whose
+ * rules are loaded with these, and where an `allowed-always` answer adds its rule.
+ */
+persistTo?: string, };
 
 export type PermissionDefault = "allow" | "ask" | "deny";
 
@@ -1335,15 +1340,189 @@ execution: ExecutionView,
 /**
  * Why approval is asked.
  */
-reason?: string, };
+reason?: string, 
+/**
+ * The allow rule an `allowed-for-session` or `allowed-always` answer would add ("don't
+ * ask again for `npm run test:*`"); absent when no one rule covers the call (a shell
+ * command needing several), and then a session answer covers this exact call.
+ */
+suggestedRule?: string, 
+/**
+ * How the permission rules decided the call (what asked), as `permissions/explain`
+ * tells it.
+ */
+decision?: PermissionDecision, };
 
 export type ApproveResult = { 
 /**
  * The user's answer.
  */
-outcome: ApprovalOutcome, };
+outcome: ApprovalOutcome, 
+/**
+ * With `allowed-for-session`: the grant covers only the asking agent's calls.
+ */
+agentOnly?: boolean, 
+/**
+ * With `allowed-for-session` or `allowed-always`: the rule to add, when the client
+ * edited the suggested one (else `suggestedRule`, else this exact call).
+ */
+rule?: string, };
 
-export type ApprovalOutcome = "allowed-once" | "rejected" | "cancelled";
+export type ApprovalOutcome = "allowed-once" | "allowed-for-session" | "allowed-always" | "rejected" | "cancelled";
+
+export type PermissionVerdict = "allow" | "ask" | "deny";
+
+export type PermissionPartKind = "call" | "command" | "write" | "unreadable";
+
+export type PermissionRuleRef = { 
+/**
+ * `allow`, `ask` or `deny`.
+ */
+list: string, 
+/**
+ * Its index in that list of its origin.
+ */
+index: number, 
+/**
+ * Its text (`Bash(rm:*)`).
+ */
+rule: string, 
+/**
+ * Where it comes from: a settings file's path, `initialize.config`, `config`, or
+ * `grant <id>` for a grant the user gave during this host's life.
+ */
+origin: string, };
+
+export type PermissionPart = { 
+/**
+ * What the part is.
+ */
+kind: PermissionPartKind, 
+/**
+ * The command as rules see it, the written path, the construct, or the tool's name.
+ */
+text: string, 
+/**
+ * Its verdict.
+ */
+decision: PermissionVerdict, 
+/**
+ * The rule that decided it (absent: the default, or a construct that always asks).
+ */
+rule?: PermissionRuleRef, 
+/**
+ * The construct it sits in (`$(...)`, `bash -c`, `find -exec`), absent at top level.
+ */
+inside?: string, 
+/**
+ * Why, when no rule decided it.
+ */
+reason?: string, };
+
+export type PermissionDecision = { 
+/**
+ * The call's verdict under the rules and grants (the strongest part's).
+ */
+decision: PermissionVerdict, 
+/**
+ * Each judged part, in the order the command reads.
+ */
+parts: Array<PermissionPart>, };
+
+export type ExplainParams = { 
+/**
+ * The tool's name.
+ */
+name: string, 
+/**
+ * Its arguments.
+ */
+arguments: JsonValue, 
+/**
+ * The calling agent scope.
+ */
+agent?: string, };
+
+export type ExplainedHook = { 
+/**
+ * `tools/pre-execute` or `tools/guard`.
+ */
+event: string, 
+/**
+ * The listener's name (a client subscription's id, or a host hook's name).
+ */
+name: string, 
+/**
+ * Its order among listeners of its event.
+ */
+order: number, };
+
+export type ExplainResult = { 
+/**
+ * The grants that turned an `ask` into `allow` for this call.
+ */
+grants: Array<string>, 
+/**
+ * The hooks the call would be put to after the rules, in order.
+ */
+hooks: Array<ExplainedHook>, 
+/**
+ * Whether an `ask` would reach an approver (without one it is refused).
+ */
+approver: boolean, 
+/**
+ * The sandbox the call would run in, when the tool runs a command (`bash`).
+ */
+sandbox?: JsonValue, 
+/**
+ * Whether the tool exists in the calling scope.
+ */
+known: boolean, 
+/**
+ * The call's verdict under the rules and grants (the strongest part's).
+ */
+decision: PermissionVerdict, 
+/**
+ * Each judged part, in the order the command reads.
+ */
+parts: Array<PermissionPart>, };
+
+export type GrantScope = "session" | "always";
+
+export type PermissionGrant = { 
+/**
+ * Its id (`g1`, `g2`, ...), for `permissions/revoke`.
+ */
+id: string, 
+/**
+ * The allow rule it adds (`Bash(npm run test:*)`).
+ */
+rule: string, 
+/**
+ * How long it lasts.
+ */
+scope: GrantScope, 
+/**
+ * The agent scope it is narrowed to.
+ */
+agent?: string, 
+/**
+ * It was given for a command run outside the sandbox (`dangerouslyDisableSandbox`), so
+ * it covers such runs too.
+ */
+unsandboxed?: boolean, };
+
+export type RevokeParams = { 
+/**
+ * The grant's id.
+ */
+id: string, };
+
+export type RevokeResult = { 
+/**
+ * The grant that was removed.
+ */
+revoked: PermissionGrant, };
 
 export type SubscribeParams = { 
 /**
