@@ -1,5 +1,7 @@
 //! Unit tests of the command analysis.
 
+#![allow(clippy::unwrap_used)]
+
 use super::{Part, analyze, fast, suggested_prefix};
 
 /// The command texts of `command`'s parts, `inside` appended after `@`; writes as
@@ -158,6 +160,19 @@ fn arithmetic_over_quoted_substitutions_is_asked() {
     assert!(parts.iter().any(|p| p.starts_with('?')), "{parts:?}");
     let parts = shape("declare -i n; x='a[`rm p`]'; n=x");
     assert!(parts.iter().any(|p| p.starts_with('?')), "{parts:?}");
+    for command in [
+        "printf -v 'a[$(rm p)]' x",
+        "declare -n r='a[$(rm p)]'; echo $r",
+        "read 'a[$(rm p)]' < f",
+        "unset 'a[`rm p`]'",
+        "echo \"\\$(rm p)\"; echo $((1))",
+    ] {
+        let parts = shape(command);
+        assert!(
+            parts.iter().any(|p| p.starts_with('?')),
+            "{command}: {parts:?}"
+        );
+    }
     assert_eq!(shape("echo $((1 + 2)) '$(not run)'").len(), 2);
     assert_eq!(shape("echo $((1 + 2))"), ["echo $((1 + 2))"]);
     assert_eq!(shape("echo '$(not run)'"), ["echo $(not run)"]);

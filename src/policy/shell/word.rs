@@ -58,10 +58,11 @@ impl Walker {
             literal: true,
         };
         self.pieces(&pieces, inside, &mut build);
+        // Quoted text that spells a substitution (the pieces that expand are not in `text`).
+        if build.text.contains("$(") || build.text.contains('`') {
+            self.quoted_code = true;
+        }
         if build.literal {
-            if build.text.contains("$(") || build.text.contains('`') {
-                self.quoted_code = true;
-            }
             W::literal(build.text)
         } else {
             W {

@@ -23,6 +23,15 @@ fn config(
     }
 }
 
+/// A part as (kind, text, verdict, (list, index, origin) of its rule, inside).
+type Shape<'a> = (
+    PartKind,
+    &'a str,
+    Verdict,
+    Option<(&'a str, usize, &'a str)>,
+    Option<&'a str>,
+);
+
 fn bash(command: &str) -> Value {
     json!({ "command": command })
 }
@@ -54,13 +63,7 @@ fn each_part_names_its_rule_and_the_source_it_came_from() {
     .unwrap();
     let decision = permissions.decide("bash", &bash("echo $(rm -rf x) && git status; touch y"));
     assert_eq!(decision.decision, Verdict::Deny);
-    let shape: Vec<(
-        PartKind,
-        &str,
-        Verdict,
-        Option<(&str, usize, &str)>,
-        Option<&str>,
-    )> = decision
+    let shape: Vec<Shape<'_>> = decision
         .parts
         .iter()
         .map(|p| {
@@ -220,6 +223,11 @@ fn the_suggested_rule_is_the_shortest_safe_one() {
         Some("Bash(./build.sh:*)")
     );
     assert_eq!(suggest("bash", bash("npm test; npm run lint")), None);
+    // A quoted argument with spaces is one word, never a subcommand.
+    assert_eq!(
+        suggest("bash", bash("git commit 'fix bug'")).as_deref(),
+        Some("Bash(git commit:*)")
+    );
     assert_eq!(suggest("bash", bash("echo hi > x")), None);
     assert_eq!(suggest("bash", bash("eval x")), None);
     assert_eq!(suggest("bash", bash("git status")), None);
