@@ -375,3 +375,13 @@ fn the_fast_path_splits_as_the_parser_does() {
         assert!(fast::split(slow).is_none(), "{slow}");
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+    /// Whatever the text, analysis ends with parts and never panics.
+    #[test]
+    fn any_text_is_analyzed_without_panicking(command in "[a-z $`'\"\\(){}<>|&;=*!#~\n\t\\[\\]0-9-]{0,60}") {
+        let _ = analyze(&command);
+    }
+}
