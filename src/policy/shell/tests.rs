@@ -300,6 +300,24 @@ fn hostile_nesting_is_refused_before_the_parser() {
         .unwrap();
     assert!(!parts.is_empty());
     assert!(analyze(&"a".repeat(300 * 1024)).len() == 1);
+    // Long flat inputs (under 256 KiB) are no deeper for the parser, on a worker's stack.
+    let flat = [
+        "! ".repeat(60_000) + "true",
+        "a | ".repeat(50_000) + "b",
+        "a && ".repeat(40_000) + "b",
+        "a;\n".repeat(60_000),
+        "echo ".to_string() + &"x ".repeat(100_000),
+        "echo \"".to_string() + &"$x".repeat(100_000) + "\"",
+    ];
+    for text in flat {
+        let size = text.len();
+        let parts = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || analyze(&text).len())
+            .unwrap()
+            .join();
+        assert!(parts.is_ok(), "{size} bytes overflowed");
+    }
 }
 
 #[test]
