@@ -93,6 +93,13 @@ impl Decision {
             .iter()
             .filter(|p| p.decision != Verdict::Allow)
             .collect();
+        if open
+            .iter()
+            .any(|p| p.decision == Verdict::Deny && p.rule.is_some())
+        {
+            // A deny rule wins over any allow rule.
+            return None;
+        }
         if open.iter().all(|p| p.kind == PartKind::Call) {
             return Some(call_rule(tool, name, arguments));
         }

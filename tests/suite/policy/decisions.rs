@@ -231,6 +231,14 @@ fn the_suggested_rule_is_the_shortest_safe_one() {
     assert_eq!(suggest("bash", bash("echo hi > x")), None);
     assert_eq!(suggest("bash", bash("eval x")), None);
     assert_eq!(suggest("bash", bash("git status")), None);
+    let denying = Permissions::compile(&config(&[], &[], &["Bash(rm:*)"], None)).unwrap();
+    let arguments = bash("rm x");
+    assert_eq!(
+        denying
+            .decide("bash", &arguments)
+            .suggested_rule("bash", &arguments),
+        None
+    );
     assert_eq!(
         suggest("read", json!({ "file_path": "src/a/b.rs" })).as_deref(),
         Some("Read(src/a/**)")
