@@ -4,7 +4,7 @@
 use super::index::host_of;
 use super::{Decision, PartDecision, PartKind, RuleRef, Verdict};
 use crate::policy::cc_names::cc_canonical_tool_name;
-use crate::policy::shell::suggested_prefix;
+use crate::policy::shell::{Part, analyze, suggested_prefix};
 use serde_json::Value;
 
 impl Decision {
@@ -93,6 +93,13 @@ impl Decision {
             .iter()
             .filter(|p| p.decision != Verdict::Allow)
             .collect();
+        if open
+            .iter()
+            .any(|p| p.decision == Verdict::Deny && p.rule.is_some())
+        {
+            // A deny rule wins over any allow rule.
+            return None;
+        }
         if open.iter().all(|p| p.kind == PartKind::Call) {
             return Some(call_rule(tool, name, arguments));
         }
@@ -103,7 +110,22 @@ impl Decision {
         if open.iter().any(|p| p.text != first.text) || first.text.is_empty() {
             return None;
         }
-        let words: Vec<String> = first.text.split(' ').map(str::to_string).collect();
+        // The part's own words (a quoted word may hold spaces).
+        let command = arguments
+            .get("command")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let words = analyze(command)
+            .into_iter()
+            .find_map(|part| match part {
+                Part::Command {
+                    words,
+                    text,
+                    inside: _,
+                } if text == first.text => Some(words),
+                Part::Command { .. } | Part::Write { .. } | Part::Unreadable { .. } => None,
+            })
+            .unwrap_or_else(|| vec![first.text.clone()]);
         Some(match suggested_prefix(&words) {
             Some(prefix) => format!("{name}({prefix}:*)"),
             None => format!("{name}({})", first.text),

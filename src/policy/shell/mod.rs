@@ -90,16 +90,10 @@ impl Walker {
     /// Analyzes a shell string (the command, a substitution's body, a `bash -c` string).
     fn script(&mut self, text: &str, inside: &Option<String>) {
         if text.len() > MAX_LEN {
-            return self.unreadable(
-                format!("{}…", limits::head(text)),
-                "the command is longer than 256 KiB",
-            );
+            return self.unreadable(shown(text), "the command is longer than 256 KiB");
         }
         if self.depth >= MAX_DEPTH || limits::too_deep(text, MAX_DEPTH - self.depth) {
-            return self.unreadable(
-                format!("{}…", limits::head(text)),
-                "the command is nested deeper than 64 levels",
-            );
+            return self.unreadable(shown(text), "the command is nested deeper than 64 levels");
         }
         if let Some(commands) = fast::split(text) {
             for words in commands {
@@ -108,12 +102,32 @@ impl Walker {
             }
             return;
         }
-        let mut parser = brush_parser::Parser::new(std::io::Cursor::new(text), &self.options);
-        match parser.parse_program() {
-            Ok(program) => self.program(&program, inside),
-            Err(error) => {
-                self.unreadable(text, format!("the shell parser cannot read it ({error})"))
-            }
+        let parsed = guarded(|| {
+            brush_parser::Parser::new(std::io::Cursor::new(text), &self.options).parse_program()
+        });
+        match parsed {
+            Some(Ok(program)) => self.program(&program, inside),
+            Some(Err(error)) => self.unreadable(
+                shown(text),
+                format!("the shell parser cannot read it ({error})"),
+            ),
+            None => self.unreadable(shown(text), "the shell parser failed on it"),
         }
     }
+}
+
+/// `text` for a message: its first 80 characters.
+fn shown(text: &str) -> String {
+    let head = limits::head(text);
+    if head.len() < text.len() {
+        format!("{head}…")
+    } else {
+        text.to_string()
+    }
+}
+
+/// Runs a brush call; `None` if it panicked (the parser is third-party code fed hostile
+/// input: its failure must be an `ask`, never the host's).
+fn guarded<T>(call: impl FnOnce() -> T) -> Option<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)).ok()
 }

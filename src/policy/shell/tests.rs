@@ -1,5 +1,7 @@
 //! Unit tests of the command analysis.
 
+#![allow(clippy::unwrap_used)]
+
 use super::{Part, analyze, fast, suggested_prefix};
 
 /// The command texts of `command`'s parts, `inside` appended after `@`; writes as
@@ -158,6 +160,19 @@ fn arithmetic_over_quoted_substitutions_is_asked() {
     assert!(parts.iter().any(|p| p.starts_with('?')), "{parts:?}");
     let parts = shape("declare -i n; x='a[`rm p`]'; n=x");
     assert!(parts.iter().any(|p| p.starts_with('?')), "{parts:?}");
+    for command in [
+        "printf -v 'a[$(rm p)]' x",
+        "declare -n r='a[$(rm p)]'; echo $r",
+        "read 'a[$(rm p)]' < f",
+        "unset 'a[`rm p`]'",
+        "echo \"\\$(rm p)\"; echo $((1))",
+    ] {
+        let parts = shape(command);
+        assert!(
+            parts.iter().any(|p| p.starts_with('?')),
+            "{command}: {parts:?}"
+        );
+    }
     assert_eq!(shape("echo $((1 + 2)) '$(not run)'").len(), 2);
     assert_eq!(shape("echo $((1 + 2))"), ["echo $((1 + 2))"]);
     assert_eq!(shape("echo '$(not run)'"), ["echo $(not run)"]);
@@ -285,6 +300,24 @@ fn hostile_nesting_is_refused_before_the_parser() {
         .unwrap();
     assert!(!parts.is_empty());
     assert!(analyze(&"a".repeat(300 * 1024)).len() == 1);
+    // Long flat inputs (under 256 KiB) are no deeper for the parser, on a worker's stack.
+    let flat = [
+        "! ".repeat(60_000) + "true",
+        "a | ".repeat(50_000) + "b",
+        "a && ".repeat(40_000) + "b",
+        "a;\n".repeat(60_000),
+        "echo ".to_string() + &"x ".repeat(100_000),
+        "echo \"".to_string() + &"$x".repeat(100_000) + "\"",
+    ];
+    for text in flat {
+        let size = text.len();
+        let parts = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || analyze(&text).len())
+            .unwrap()
+            .join();
+        assert!(parts.is_ok(), "{size} bytes overflowed");
+    }
 }
 
 #[test]
@@ -358,5 +391,15 @@ fn the_fast_path_splits_as_the_parser_does() {
         "a\nb", "a=1 b", "if a", "a 'b'", "a > b", "a &", "| a", "a |", "a ;; b", "{ a; }", "a*",
     ] {
         assert!(fast::split(slow).is_none(), "{slow}");
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+    /// Whatever the text, analysis ends with parts and never panics.
+    #[test]
+    fn any_text_is_analyzed_without_panicking(command in "[a-z $`'\"\\(){}<>|&;=*!#~\n\t\\[\\]0-9-]{0,60}") {
+        let _ = analyze(&command);
     }
 }

@@ -40,7 +40,7 @@ impl Walker {
         if !needs_parse(raw) {
             return W::literal(raw.to_string());
         }
-        let pieces = match bw::parse(raw, &self.options) {
+        let pieces = match parse_word(raw, &self.options, false) {
             Ok(pieces) => pieces,
             Err(error) => {
                 self.unreadable(
@@ -58,10 +58,11 @@ impl Walker {
             literal: true,
         };
         self.pieces(&pieces, inside, &mut build);
+        // Quoted text that spells a substitution (the pieces that expand are not in `text`).
+        if build.text.contains("$(") || build.text.contains('`') {
+            self.quoted_code = true;
+        }
         if build.literal {
-            if build.text.contains("$(") || build.text.contains('`') {
-                self.quoted_code = true;
-            }
             W::literal(build.text)
         } else {
             W {
@@ -74,7 +75,7 @@ impl Walker {
     /// Walks a heredoc body that expands.
     pub(super) fn heredoc(&mut self, body: &str) {
         let inside = Some("heredoc".to_string());
-        match bw::parse_heredoc(body, &self.options) {
+        match parse_word(body, &self.options, true) {
             Ok(pieces) => {
                 let mut build = Build {
                     text: String::new(),
@@ -147,7 +148,7 @@ impl Walker {
         if !text.contains(['$', '`']) {
             return;
         }
-        match bw::parse(text, &self.options) {
+        match parse_word(text, &self.options, false) {
             Ok(pieces) => {
                 let mut build = Build {
                     text: String::new(),
@@ -298,6 +299,26 @@ impl Walker {
                 concatenate: _,
             } => {}
         }
+    }
+}
+
+/// brush's word parser, its panics (third-party code fed hostile input) an error too.
+fn parse_word(
+    raw: &str,
+    options: &brush_parser::ParserOptions,
+    heredoc: bool,
+) -> Result<Vec<WordPieceWithSource>, String> {
+    let parsed = super::guarded(|| {
+        if heredoc {
+            bw::parse_heredoc(raw, options)
+        } else {
+            bw::parse(raw, options)
+        }
+    });
+    match parsed {
+        Some(Ok(pieces)) => Ok(pieces),
+        Some(Err(error)) => Err(error.to_string()),
+        None => Err("the parser failed".to_string()),
     }
 }
 

@@ -258,11 +258,10 @@ impl Walker {
                 }
             }
             "export" | "declare" | "typeset" | "local" | "readonly" => {
+                // `-i`, `-n` and subscripted names evaluate arithmetic.
+                self.arithmetic = true;
                 for word in &words[1..] {
                     if word.literal && word.text.starts_with('-') {
-                        if name != "export" && name != "readonly" && word.text.contains('i') {
-                            self.arithmetic = true;
-                        }
                         continue;
                     }
                     match env::assigned_name(&word.text) {
@@ -279,7 +278,10 @@ impl Walker {
                 }
                 self.part(&words, inside)
             }
-            "let" => {
+            // Builtins that take a variable name evaluate an array subscript in it
+            // (`printf -v 'a[$(cmd)]'`, `read`, `unset`, namerefs): arithmetic contexts.
+            "let" | "printf" | "read" | "unset" | "mapfile" | "readarray" | "getopts" | "wait"
+            | "test" | "[" => {
                 self.arithmetic = true;
                 self.part(&words, inside)
             }
@@ -467,10 +469,11 @@ impl Walker {
                 inner.push(command);
                 continue;
             }
-            if word.literal && matches!(text, "-fprint" | "-fprint0" | "-fls" | "-fprintf") {
-                if let Some(path) = words.get(i + 1) {
-                    self.write(path.clone(), inside);
-                }
+            if word.literal
+                && matches!(text, "-fprint" | "-fprint0" | "-fls" | "-fprintf")
+                && let Some(path) = words.get(i + 1)
+            {
+                self.write(path.clone(), inside);
             }
             own.push(word.clone());
             i += 1;

@@ -24,6 +24,15 @@ fn config(
     }
 }
 
+/// A part as (kind, text, verdict, (list, index, origin) of its rule, inside).
+type Shape<'a> = (
+    PartKind,
+    &'a str,
+    Verdict,
+    Option<(&'a str, usize, &'a str)>,
+    Option<&'a str>,
+);
+
 fn bash(command: &str) -> Value {
     json!({ "command": command })
 }
@@ -55,13 +64,7 @@ fn each_part_names_its_rule_and_the_source_it_came_from() {
     .unwrap();
     let decision = permissions.decide("bash", &bash("echo $(rm -rf x) && git status; touch y"));
     assert_eq!(decision.decision, Verdict::Deny);
-    let shape: Vec<(
-        PartKind,
-        &str,
-        Verdict,
-        Option<(&str, usize, &str)>,
-        Option<&str>,
-    )> = decision
+    let shape: Vec<Shape<'_>> = decision
         .parts
         .iter()
         .map(|p| {
@@ -221,9 +224,22 @@ fn the_suggested_rule_is_the_shortest_safe_one() {
         Some("Bash(./build.sh:*)")
     );
     assert_eq!(suggest("bash", bash("npm test; npm run lint")), None);
+    // A quoted argument with spaces is one word, never a subcommand.
+    assert_eq!(
+        suggest("bash", bash("git commit 'fix bug'")).as_deref(),
+        Some("Bash(git commit:*)")
+    );
     assert_eq!(suggest("bash", bash("echo hi > x")), None);
     assert_eq!(suggest("bash", bash("eval x")), None);
     assert_eq!(suggest("bash", bash("git status")), None);
+    let denying = Permissions::compile(&config(&[], &[], &["Bash(rm:*)"], None)).unwrap();
+    let arguments = bash("rm x");
+    assert_eq!(
+        denying
+            .decide("bash", &arguments)
+            .suggested_rule("bash", &arguments),
+        None
+    );
     assert_eq!(
         suggest("read", json!({ "file_path": "src/a/b.rs" })).as_deref(),
         Some("Read(src/a/**)")
