@@ -8,6 +8,7 @@ mod env;
 mod fast;
 mod limits;
 mod prefix;
+mod strings;
 mod walk;
 mod word;
 mod wrappers;
