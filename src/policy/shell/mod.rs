@@ -8,6 +8,7 @@ mod env;
 mod fast;
 mod limits;
 mod prefix;
+mod strings;
 mod walk;
 mod word;
 mod wrappers;
@@ -63,7 +64,32 @@ pub fn analyze(command: &str) -> Vec<Part> {
             reason: "arithmetic in a command that carries a quoted command substitution".into(),
         });
     }
+    relative_writes_after_cd(&mut walker.parts);
     walker.parts
+}
+
+/// `cd /etc && echo x > out/passwd`: a relative path no longer names the file a write rule
+/// was written for, so once the command changes directory such a write is asked.
+fn relative_writes_after_cd(parts: &mut [Part]) {
+    let moves = parts.iter().any(|part| match part {
+        Part::Command { words, .. } => words
+            .first()
+            .is_some_and(|w| matches!(w.as_str(), "cd" | "pushd" | "popd")),
+        Part::Write { .. } | Part::Unreadable { .. } => false,
+    });
+    if !moves {
+        return;
+    }
+    for part in parts.iter_mut() {
+        if let Part::Write { path, .. } = part
+            && !path.starts_with('/')
+        {
+            *part = Part::Unreadable {
+                text: format!("> {path}"),
+                reason: "a write relative to a directory the command changes".into(),
+            };
+        }
+    }
 }
 
 /// The state of one analysis.

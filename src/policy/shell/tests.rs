@@ -111,6 +111,14 @@ fn writes_are_parts_except_null_and_duplications() {
     assert_eq!(shape("find . -fprint f"), ["write:f", "find . -fprint f"]);
     assert_eq!(shape("echo > $f"), ["?> $f", "echo"]);
     assert_eq!(shape("echo > *.txt"), ["?> *.txt", "echo"]);
+    assert_eq!(
+        shape("cd /etc && echo > out/x"),
+        ["cd /etc", "?> out/x", "echo"]
+    );
+    assert_eq!(
+        shape("cd /etc && echo > /tmp/x"),
+        ["cd /etc", "write:/tmp/x", "echo"]
+    );
 }
 
 #[test]

@@ -9,18 +9,18 @@ use super::{MAX_DEPTH, Part, Walker, env};
 type Inside = Option<String>;
 
 /// How a wrapper's options are spelled.
-struct Options {
+pub(super) struct Options {
     /// Short options that take a value (attached, `-n5`, or as the next word).
-    short: &'static str,
+    pub short: &'static str,
     /// Short options whose value, if any, is attached only (`xargs -i{}`).
-    attached: &'static str,
+    pub attached: &'static str,
     /// Long options that take a value as the next word (unless given with `=`).
-    long: &'static [&'static str],
+    pub long: &'static [&'static str],
 }
 
 /// Where the first word after `words`' options stands; `None` when an option position
 /// holds a word computed at run time (the inner command cannot be located).
-fn skip_options(words: &[W], from: usize, options: &Options) -> Option<usize> {
+pub(super) fn skip_options(words: &[W], from: usize, options: &Options) -> Option<usize> {
     let mut i = from;
     while let Some(word) = words.get(i) {
         if !word.literal {
@@ -55,7 +55,7 @@ fn skip_options(words: &[W], from: usize, options: &Options) -> Option<usize> {
     Some(i)
 }
 
-fn joined(words: &[W]) -> String {
+pub(super) fn joined(words: &[W]) -> String {
     let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
     texts.join(" ")
 }
@@ -84,7 +84,7 @@ impl Walker {
         self.depth -= 1;
     }
 
-    fn part(&mut self, words: &[W], inside: &Inside) {
+    pub(super) fn part(&mut self, words: &[W], inside: &Inside) {
         let words: Vec<String> = words.iter().map(|w| w.text.clone()).collect();
         let text = words.join(" ");
         self.parts.push(Part::Command {
@@ -309,137 +309,6 @@ impl Walker {
                 }
             }
             i += 1;
-        }
-    }
-
-    /// `env [-i] [-u NAME] [-C DIR] [--] [NAME=VALUE]… [CMD…]`.
-    fn env(&mut self, words: Vec<W>, inside: &Inside) {
-        let mut at = 1;
-        while let Some(word) = words.get(at) {
-            if !word.literal {
-                if env::assigned_name(&word.text).is_some() {
-                    break;
-                }
-                return self.unreadable(
-                    joined(&words),
-                    "a wrapper's arguments are computed at run time",
-                );
-            }
-            let text = word.text.as_str();
-            if text == "-S"
-                || text.starts_with("--split-string")
-                || (text.starts_with('-') && !text.starts_with("--") && text.contains('S'))
-            {
-                return self.unreadable(joined(&words), "env -S splits a string into a command");
-            }
-            match text {
-                "--" => {
-                    at += 1;
-                    break;
-                }
-                "-u" | "-C" | "--unset" | "--chdir" => at += 2,
-                _ if text.starts_with('-') && text.len() > 1 => at += 1,
-                _ => break,
-            }
-        }
-        while let Some(word) = words.get(at)
-            && let Some(variable) = env::assigned_name(&word.text)
-        {
-            if env::chooses_program(variable) {
-                self.unreadable(
-                    joined(&words),
-                    format!("the environment variable {variable} chooses what runs"),
-                );
-            }
-            at += 1;
-        }
-        if at >= words.len() {
-            self.part(&words, inside)
-        } else {
-            self.command(words[at..].to_vec(), inside)
-        }
-    }
-
-    /// `bash [opts] -c STRING [args]`: the string is analyzed; without `-c` the shell runs
-    /// a script or its stdin and is an ordinary command.
-    fn shell(&mut self, words: Vec<W>, name: &str, inside: &Inside) {
-        let mut at = 1;
-        let mut string = false;
-        while let Some(word) = words.get(at) {
-            if !word.literal {
-                break;
-            }
-            let text = word.text.as_str();
-            if text == "--" || text == "-" {
-                at += 1;
-                break;
-            }
-            if text.starts_with("--") {
-                at += if matches!(text, "--rcfile" | "--init-file") {
-                    2
-                } else {
-                    1
-                };
-                continue;
-            }
-            let Some(cluster) = text.strip_prefix(['-', '+']).filter(|c| !c.is_empty()) else {
-                break;
-            };
-            at += 1;
-            for c in cluster.chars() {
-                match c {
-                    'c' => string = true,
-                    'o' | 'O' => at += 1,
-                    _ => {}
-                }
-            }
-        }
-        if !string {
-            return self.part(&words, inside);
-        }
-        match words.get(at) {
-            None => self.part(&words, inside),
-            Some(script) if script.literal => {
-                let script = script.text.clone();
-                self.script(&script, &Some(format!("{name} -c")));
-            }
-            Some(_) => {
-                self.unreadable(joined(&words), "a shell runs a string computed at run time")
-            }
-        }
-    }
-
-    /// `watch [opts] CMD…`: the words joined are a shell string (`-x`: a command).
-    fn watch(&mut self, words: Vec<W>, inside: &Inside) {
-        let exec = words[1..]
-            .iter()
-            .take_while(|w| w.literal && w.text.starts_with('-'))
-            .any(|w| w.text == "--exec" || (!w.text.starts_with("--") && w.text.contains('x')));
-        let at = skip_options(
-            &words,
-            1,
-            &Options {
-                short: "nq",
-                attached: "d",
-                long: &["--interval", "--equexit"],
-            },
-        );
-        let inside_watch = Some("watch".to_string());
-        match at {
-            None => self.unreadable(
-                joined(&words),
-                "a wrapper's arguments are computed at run time",
-            ),
-            Some(at) if at >= words.len() => self.part(&words, inside),
-            Some(at) if exec => self.command(words[at..].to_vec(), &inside_watch),
-            Some(at) => {
-                if words[at..].iter().all(|w| w.literal) {
-                    let script = joined(&words[at..]);
-                    self.script(&script, &inside_watch);
-                } else {
-                    self.unreadable(joined(&words), "a shell runs a string computed at run time")
-                }
-            }
         }
     }
 
