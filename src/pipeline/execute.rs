@@ -5,8 +5,8 @@
 use super::ToolRuntime;
 use super::dispatch::{Next, contained, panic_message};
 use super::hooks::{
-    ApprovalOutcome, ApprovalRequest, BlockFeedback, Dispatch, DispatchOutcome, HookSet, PostDecision, PreDecision,
-    feedback_message,
+    ApprovalOutcome, ApprovalRequest, BlockFeedback, Dispatch, DispatchOutcome, HookSet,
+    PostDecision, PreDecision, feedback_message,
 };
 use super::sequencer::Turns;
 use crate::json;
@@ -257,12 +257,12 @@ impl ToolRuntime {
             let reason = request
                 .reason
                 .unwrap_or_else(|| format!("tool \"{name}\" requires approval"));
-            return Some(denied(format!("{reason}, but no one could be asked: {why}")));
+            return Some(denied(format!(
+                "{reason}, but no one could be asked: {why}"
+            )));
         }
         match approval.outcome {
-            ApprovalOutcome::Rejected => {
-                Some(denied(format!("the user rejected tool \"{name}\"")))
-            }
+            ApprovalOutcome::Rejected => Some(denied(format!("the user rejected tool \"{name}\""))),
             _ if execution.signal.is_aborted() => Some(aborted_before_dispatch()),
             ApprovalOutcome::AllowedOnce => None,
             ApprovalOutcome::AllowedForSession | ApprovalOutcome::AllowedAlways => {

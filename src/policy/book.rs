@@ -73,6 +73,9 @@ fn is_unsandboxed(arguments: &Value) -> bool {
     arguments.get(UNSANDBOXED) == Some(&Value::Bool(true))
 }
 
+/// Whose grants (an agent's, or the host's own) for which runs (unsandboxed or not).
+type GrantView = (Option<AgentId>, bool);
+
 /// The configured rules, as compiled, and what they were compiled from.
 struct Rules {
     config: PermissionsConfig,
@@ -97,7 +100,7 @@ pub struct Book {
     grants: RwLock<Vec<Grant>>,
     next_id: std::sync::atomic::AtomicU64,
     /// Grants compiled as allow rules, by (agent, unsandboxed call); emptied on any change.
-    compiled_grants: RwLock<HashMap<(Option<AgentId>, bool), Arc<Permissions>>>,
+    compiled_grants: RwLock<HashMap<GrantView, Arc<Permissions>>>,
 }
 
 impl Book {

@@ -43,7 +43,10 @@ pub fn protected_files(config: &dsh_tools_protocol::PermissionsConfig) -> Vec<St
         files.push(path.display().to_string());
     }
     let origins = &config.origins;
-    for origin in [&origins.allow, &origins.ask, &origins.deny].into_iter().flatten() {
+    for origin in [&origins.allow, &origins.ask, &origins.deny]
+        .into_iter()
+        .flatten()
+    {
         if std::path::Path::new(origin).is_file() && !files.contains(origin) {
             files.push(origin.clone());
         }

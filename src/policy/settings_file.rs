@@ -73,7 +73,10 @@ fn edit_allow(path: &Path, edit: impl FnOnce(&mut Vec<Value>)) -> Result<(), Str
         .entry("allow")
         .or_insert_with(|| Value::Array(Vec::new()));
     let Value::Array(allow) = allow else {
-        return Err(format!("{}: permissions.allow is not a list", path.display()));
+        return Err(format!(
+            "{}: permissions.allow is not a list",
+            path.display()
+        ));
     };
     edit(allow);
     let mut text = serde_json::to_string_pretty(&settings).map_err(|e| e.to_string())?;
@@ -138,7 +141,11 @@ mod tests {
         let kept: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(kept["$schema"], "https://example.com/s.json");
         std::fs::write(&path, "{\"permissions\": {\"allow\": \"Read\"}}").unwrap();
-        assert!(read_rules(&path).unwrap_err().contains("permissions.allow is not a list"));
+        assert!(
+            read_rules(&path)
+                .unwrap_err()
+                .contains("permissions.allow is not a list")
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

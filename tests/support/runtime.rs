@@ -6,8 +6,9 @@
 use dsh_tools::ToolRuntime;
 use dsh_tools::pipeline::Next;
 use dsh_tools::pipeline::hooks::{
-    Approval, ApprovalOutcome, ApprovalRequest, Approver, Dispatch, DispatchOutcome, ExecuteWrapper, Guard, PostDecision,
-    PostExecuteHook, PreDecision, PreExecuteHook, ResultObserver,
+    Approval, ApprovalOutcome, ApprovalRequest, Approver, Dispatch, DispatchOutcome,
+    ExecuteWrapper, Guard, PostDecision, PostExecuteHook, PreDecision, PreExecuteHook,
+    ResultObserver,
 };
 use dsh_tools::tool::{
     BodyOutput, ContentBlock, ContextContent, ContextMessage, ContextRole, HarnessCode, Outcome,

@@ -9,10 +9,8 @@ use super::exits::ExitForwarder;
 use crate::pipeline::hooks::{Approval, ApprovalOutcome, ApprovalRequest, Approver};
 use crate::tool::ToolExecution;
 use futures::future::BoxFuture;
+use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema, EnumSchema};
 use rmcp::service::ElicitationMode;
-use rmcp::model::{
-    ElicitRequestParams, ElicitationAction, ElicitationSchema, EnumSchema,
-};
 use std::sync::Arc;
 
 /// The choices, as the form offers them (value, title).
@@ -23,7 +21,11 @@ const CHOICES: [(&str, &str, ApprovalOutcome); 4] = [
         "Allow for this session",
         ApprovalOutcome::AllowedForSession,
     ),
-    ("allow-always", "Always allow", ApprovalOutcome::AllowedAlways),
+    (
+        "allow-always",
+        "Always allow",
+        ApprovalOutcome::AllowedAlways,
+    ),
     ("reject", "Reject", ApprovalOutcome::Rejected),
 ];
 
@@ -111,7 +113,10 @@ fn message(execution: &ToolExecution, request: &ApprovalRequest) -> String {
 fn form() -> Option<ElicitationSchema> {
     let values = CHOICES.iter().map(|(v, _, _)| v.to_string()).collect();
     let titles = CHOICES.iter().map(|(_, t, _)| t.to_string()).collect();
-    let choice = EnumSchema::builder(values).enum_titles(titles).ok()?.build();
+    let choice = EnumSchema::builder(values)
+        .enum_titles(titles)
+        .ok()?
+        .build();
     ElicitationSchema::builder()
         .required_enum_schema("decision", choice)
         .build()

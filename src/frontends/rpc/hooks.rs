@@ -6,8 +6,8 @@
 use super::convert;
 use super::params;
 use crate::pipeline::hooks::{
-    Approval, ApprovalOutcome, ApprovalRequest, Approver, DispatchLog, DispatchLogHook, Guard, PostDecision, PostExecuteHook,
-    PreDecision, PreExecuteHook,
+    Approval, ApprovalOutcome, ApprovalRequest, Approver, DispatchLog, DispatchLogHook, Guard,
+    PostDecision, PostExecuteHook, PreDecision, PreExecuteHook,
 };
 use crate::tool::{
     ContentBlock, HarnessCode, Signal, ToolError, ToolExecution, ToolExecutionResult,

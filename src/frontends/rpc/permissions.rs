@@ -60,7 +60,9 @@ pub async fn explain(
 fn command_sandbox(config: &HostConfig, name: &str, arguments: &Value) -> Option<Value> {
     let bash = config.builtins.bash.as_ref().filter(|_| name == "bash")?;
     if arguments.get("dangerouslyDisableSandbox") == Some(&Value::Bool(true)) {
-        return Some(json!({ "mode": "off", "escalation": "dangerouslyDisableSandbox: the user is asked" }));
+        return Some(
+            json!({ "mode": "off", "escalation": "dangerouslyDisableSandbox: the user is asked" }),
+        );
     }
     let sandbox = bash.sandbox.as_ref().unwrap_or(&config.sandbox);
     serde_json::to_value(sandbox).ok()

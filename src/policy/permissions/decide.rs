@@ -107,11 +107,20 @@ impl Permissions {
     ) -> PartDecision {
         match part {
             Part::Command {
-                words: _,
+                words,
                 text,
                 inside,
             } => {
-                let hit = self.command_hit(name, arguments, &text);
+                let mut hit = self.command_hit(name, arguments, &text);
+                // `/bin/rm -rf x` is `rm`: a deny or ask rule on the bare name holds for
+                // the program called by path (an allow rule stays literal).
+                if let Some(bare) = by_bare_name(&words)
+                    && let Some(stricter) = self
+                        .command_hit(name, arguments, &bare)
+                        .filter(|h| h.verdict != Verdict::Allow)
+                {
+                    super::index::strongest(&mut hit, stricter);
+                }
                 let mut part = self.judged(PartKind::Command, text, hit, inside);
                 if let Some(grants) = grants
                     && part.decision == Verdict::Ask
@@ -200,6 +209,21 @@ impl Permissions {
 
 /// `out/../x` → `x`, `./a//b` → `a/b`: a rule's glob sees the file that is written, not
 /// a spelling that walks out of the directory it names (`..` past the start is kept).
+/// The command with its program called by its bare name, when it was called by path.
+fn by_bare_name(words: &[String]) -> Option<String> {
+    let (program, rest) = words.split_first()?;
+    let bare = program
+        .rsplit('/')
+        .next()
+        .filter(|b| !b.is_empty() && program.contains('/'))?;
+    Some(
+        std::iter::once(bare)
+            .chain(rest.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
 fn normalized(path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {

@@ -7,6 +7,7 @@
 mod env;
 mod fast;
 mod limits;
+mod options;
 mod prefix;
 mod strings;
 mod walk;

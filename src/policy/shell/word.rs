@@ -2,7 +2,9 @@
 //! at run time keeps its source text, and every command it would run is walked.
 
 use super::Walker;
-use brush_parser::word::{self as bw, Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
+use brush_parser::word::{
+    self as bw, Parameter, ParameterExpr, ParameterTransformOp, WordPiece, WordPieceWithSource,
+};
 
 /// One word of a command.
 #[derive(Clone, Debug)]
@@ -117,6 +119,7 @@ impl Walker {
                 WordPiece::TildeExpansion(_) => out.literal = false,
                 WordPiece::ParameterExpansion(expr) => {
                     out.literal = false;
+                    self.evaluations(expr);
                     self.parameter(expr, inside);
                 }
                 WordPiece::CommandSubstitution(body) => {
@@ -182,6 +185,26 @@ impl Walker {
                 name: _,
                 concatenate: _,
             } => {}
+        }
+    }
+
+    /// What an expansion evaluates beyond its operands: `${x@P}` expands the value as a
+    /// prompt (its `$(...)` run), so it is never judged; `${!x}` reads the variable the value
+    /// names, evaluating a subscript in it (`x='a[$(cmd)]'`), as arithmetic does.
+    fn evaluations(&mut self, expr: &ParameterExpr) {
+        if let ParameterExpr::Transform {
+            parameter: _,
+            indirect: _,
+            op: ParameterTransformOp::PromptExpand,
+        } = expr
+        {
+            self.unreadable(
+                "${...@P}".to_owned(),
+                "prompt expansion (@P) runs the command substitutions of a value",
+            );
+        }
+        if indirect(expr) {
+            self.arithmetic = true;
         }
     }
 
@@ -299,6 +322,111 @@ impl Walker {
                 concatenate: _,
             } => {}
         }
+    }
+}
+
+/// Whether `expr` reads the variable its parameter's value names (`${!x}`).
+fn indirect(expr: &ParameterExpr) -> bool {
+    match expr {
+        ParameterExpr::Parameter {
+            parameter: _,
+            indirect,
+        }
+        | ParameterExpr::ParameterLength {
+            parameter: _,
+            indirect,
+        }
+        | ParameterExpr::Transform {
+            parameter: _,
+            indirect,
+            op: _,
+        }
+        | ParameterExpr::UseDefaultValues {
+            parameter: _,
+            indirect,
+            test_type: _,
+            default_value: _,
+        }
+        | ParameterExpr::AssignDefaultValues {
+            parameter: _,
+            indirect,
+            test_type: _,
+            default_value: _,
+        }
+        | ParameterExpr::IndicateErrorIfNullOrUnset {
+            parameter: _,
+            indirect,
+            test_type: _,
+            error_message: _,
+        }
+        | ParameterExpr::UseAlternativeValue {
+            parameter: _,
+            indirect,
+            test_type: _,
+            alternative_value: _,
+        }
+        | ParameterExpr::RemoveSmallestSuffixPattern {
+            parameter: _,
+            indirect,
+            pattern: _,
+        }
+        | ParameterExpr::RemoveLargestSuffixPattern {
+            parameter: _,
+            indirect,
+            pattern: _,
+        }
+        | ParameterExpr::RemoveSmallestPrefixPattern {
+            parameter: _,
+            indirect,
+            pattern: _,
+        }
+        | ParameterExpr::RemoveLargestPrefixPattern {
+            parameter: _,
+            indirect,
+            pattern: _,
+        }
+        | ParameterExpr::UppercaseFirstChar {
+            parameter: _,
+            indirect,
+            pattern: _,
+        }
+        | ParameterExpr::UppercasePattern {
+            parameter: _,
+            indirect,
+            pattern: _,
+        }
+        | ParameterExpr::LowercaseFirstChar {
+            parameter: _,
+            indirect,
+            pattern: _,
+        }
+        | ParameterExpr::LowercasePattern {
+            parameter: _,
+            indirect,
+            pattern: _,
+        }
+        | ParameterExpr::Substring {
+            parameter: _,
+            indirect,
+            offset: _,
+            length: _,
+        }
+        | ParameterExpr::ReplaceSubstring {
+            parameter: _,
+            indirect,
+            pattern: _,
+            replacement: _,
+            match_kind: _,
+        } => *indirect,
+        // `${!prefix*}` and `${!a[@]}` list names and keys: nothing is read through them.
+        ParameterExpr::VariableNames {
+            prefix: _,
+            concatenate: _,
+        }
+        | ParameterExpr::MemberKeys {
+            variable_name: _,
+            concatenate: _,
+        } => false,
     }
 }
 

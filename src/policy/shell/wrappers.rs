@@ -4,7 +4,7 @@
 //! analyze their string; `eval` and computed program names cannot be judged.
 
 use super::word::W;
-use super::{MAX_DEPTH, Part, Walker, env};
+use super::{MAX_DEPTH, Part, Walker, env, options};
 
 type Inside = Option<String>;
 
@@ -78,6 +78,9 @@ impl Walker {
                 joined(&words),
                 "the command is nested deeper than 64 levels",
             );
+        }
+        if let Some(reason) = options::runs_other_code(&words) {
+            self.unreadable(joined(&words), reason);
         }
         self.depth += 1;
         self.command_inner(words, inside);
@@ -280,12 +283,72 @@ impl Walker {
             }
             // Builtins that take a variable name evaluate an array subscript in it
             // (`printf -v 'a[$(cmd)]'`, `read`, `unset`, namerefs): arithmetic contexts.
+            // Those that assign one must not set a variable that chooses what runs
+            // (`printf -v PATH /tmp; ls`, `read PATH < file`).
             "let" | "printf" | "read" | "unset" | "mapfile" | "readarray" | "getopts" | "wait"
             | "test" | "[" => {
                 self.arithmetic = true;
+                let assigns = matches!(
+                    name.as_str(),
+                    "printf" | "read" | "mapfile" | "readarray" | "getopts"
+                );
+                // A name operand, or one with a subscript (`PATH`, `LD_PRELOAD[0]`).
+                let steering = words[1..]
+                    .iter()
+                    .filter(|_| assigns)
+                    .map(|w| w.text.split('[').next().unwrap_or_default())
+                    .find(|variable| env::chooses_program(variable))
+                    .map(str::to_owned);
+                if let Some(variable) = steering {
+                    self.unreadable(
+                        joined(&words),
+                        format!(
+                            "it sets the environment variable {variable}, which chooses what runs"
+                        ),
+                    );
+                }
                 self.part(&words, inside)
             }
+            // A trap's action and an alias's value are shell text run later.
+            "trap" => {
+                self.part(&words, inside);
+                self.later(&words, "trap");
+            }
+            "alias" => {
+                self.part(&words, inside);
+                self.later(&words, "alias");
+            }
             _ => self.part(&words, inside),
+        }
+    }
+
+    /// The shell text `trap ACTION SIGNAL…` or `alias NAME=VALUE…` would run later, analyzed
+    /// as a script of its own; computed text cannot be judged.
+    fn later(&mut self, words: &[W], what: &str) {
+        let operands = words[1..]
+            .iter()
+            .skip_while(|w| w.literal && w.text.starts_with('-'));
+        let texts: Vec<&W> = match what {
+            // `trap ACTION SIGNAL…`: the first operand, when signals follow it.
+            "trap" => operands.take(1).filter(|_| words.len() > 2).collect(),
+            _ => operands.collect(),
+        };
+        for word in texts {
+            if !word.literal {
+                return self.unreadable(
+                    joined(words),
+                    format!("the {what} runs text computed at run time"),
+                );
+            }
+            let text = match what {
+                "alias" => match word.text.split_once('=') {
+                    Some((_, value)) => value,
+                    None => continue,
+                },
+                _ => word.text.as_str(),
+            };
+            let inside = Some(what.to_owned());
+            self.script(text, &inside);
         }
     }
 

@@ -29,7 +29,10 @@ fn host_with(permissions: Value, extra: &[&str]) -> Host {
     let capabilities = json!({ "executeTools": true, "approval": true });
     host.initialize(capabilities, json!({ "permissions": permissions }));
     let registered = host.request("tools/register", json!({ "tool": client_bash() }));
-    assert!(registered["result"]["registration"].is_string(), "{registered}");
+    assert!(
+        registered["result"]["registration"].is_string(),
+        "{registered}"
+    );
     host
 }
 
@@ -72,8 +75,16 @@ fn once() -> Value {
 
 #[test]
 fn a_session_answer_covers_the_same_shape_and_not_another_until_revoked() {
-    let mut host = host_with(json!({ "allow": ["Bash(git status:*)"], "default": "ask" }), &[]);
-    let first = run(&mut host, "npm test", None, json!({ "outcome": "allowed-for-session" }));
+    let mut host = host_with(
+        json!({ "allow": ["Bash(git status:*)"], "default": "ask" }),
+        &[],
+    );
+    let first = run(
+        &mut host,
+        "npm test",
+        None,
+        json!({ "outcome": "allowed-for-session" }),
+    );
     ran(&first, "npm test");
     assert_eq!(first.approvals.len(), 1);
     let asked = &first.approvals[0]["params"];
@@ -88,7 +99,12 @@ fn a_session_answer_covers_the_same_shape_and_not_another_until_revoked() {
         assert!(again.approvals.is_empty(), "{command} was asked again");
     }
     // Another shape is asked.
-    let other = run(&mut host, "npm run build", None, json!({ "outcome": "rejected" }));
+    let other = run(
+        &mut host,
+        "npm run build",
+        None,
+        json!({ "outcome": "rejected" }),
+    );
     assert_eq!(other.approvals.len(), 1);
     assert_eq!(other.result["isError"], true);
 
@@ -104,7 +120,12 @@ fn a_session_answer_covers_the_same_shape_and_not_another_until_revoked() {
     assert_eq!(after.approvals.len(), 1, "a revoked grant still answered");
     let unknown = host.request("permissions/revoke", json!({ "id": "g1" }));
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
-    assert!(unknown["error"]["message"].as_str().unwrap().contains("no grant \"g1\""));
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no grant \"g1\"")
+    );
 }
 
 #[test]
@@ -115,12 +136,24 @@ fn a_session_answer_with_agent_only_covers_only_the_asking_agent() {
         assert!(opened.get("error").is_none(), "{opened}");
     }
     let answer = json!({ "outcome": "allowed-for-session", "agentOnly": true });
-    ran(&run(&mut host, "make lint", Some("a1"), answer), "make lint");
-    let same_agent = run(&mut host, "make lint", Some("a1"), json!({ "outcome": "rejected" }));
+    ran(
+        &run(&mut host, "make lint", Some("a1"), answer),
+        "make lint",
+    );
+    let same_agent = run(
+        &mut host,
+        "make lint",
+        Some("a1"),
+        json!({ "outcome": "rejected" }),
+    );
     ran(&same_agent, "make lint");
     assert!(same_agent.approvals.is_empty());
     let other_agent = run(&mut host, "make lint", Some("a2"), once());
-    assert_eq!(other_agent.approvals.len(), 1, "agent a2 rode on a1's grant");
+    assert_eq!(
+        other_agent.approvals.len(),
+        1,
+        "agent a2 rode on a1's grant"
+    );
     let grants = host.request("permissions/grants", json!({}));
     assert_eq!(grants["result"][0]["agent"], "a1", "{grants}");
     // The grant ends with its scope.
@@ -132,10 +165,23 @@ fn a_session_answer_with_agent_only_covers_only_the_asking_agent() {
 #[test]
 fn a_command_needing_several_rules_is_granted_as_that_exact_call() {
     let mut host = host_with(json!({ "default": "ask" }), &[]);
-    let first = run(&mut host, "make && ./run.sh", None, json!({ "outcome": "allowed-for-session" }));
+    let first = run(
+        &mut host,
+        "make && ./run.sh",
+        None,
+        json!({ "outcome": "allowed-for-session" }),
+    );
     ran(&first, "make && ./run.sh");
     assert!(first.approvals[0]["params"].get("suggestedRule").is_none());
-    ran(&run(&mut host, "make && ./run.sh", None, json!({ "outcome": "rejected" })), "make && ./run.sh");
+    ran(
+        &run(
+            &mut host,
+            "make && ./run.sh",
+            None,
+            json!({ "outcome": "rejected" }),
+        ),
+        "make && ./run.sh",
+    );
     let other = run(&mut host, "make && ./run.sh x", None, once());
     assert_eq!(other.approvals.len(), 1);
 }
@@ -145,7 +191,12 @@ fn an_edited_rule_is_what_the_session_answer_adds() {
     let mut host = host_with(json!({ "default": "ask" }), &[]);
     let answer = json!({ "outcome": "allowed-for-session", "rule": "Bash(cargo:*)" });
     ran(&run(&mut host, "cargo build", None, answer), "cargo build");
-    let covered = run(&mut host, "cargo test --release", None, json!({ "outcome": "rejected" }));
+    let covered = run(
+        &mut host,
+        "cargo test --release",
+        None,
+        json!({ "outcome": "rejected" }),
+    );
     ran(&covered, "cargo test --release");
     assert!(covered.approvals.is_empty());
 }
@@ -172,15 +223,27 @@ fn an_always_answer_is_written_to_persist_to_and_loaded_by_the_next_host() {
     let permissions = json!({ "default": "ask", "persistTo": settings });
     let mut host = host_with(permissions.clone(), &[]);
     let answer = json!({ "outcome": "allowed-always" });
-    ran(&run(&mut host, "npm run test:unit", None, answer), "npm run test:unit");
-    let written: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
-    assert_eq!(written["permissions"]["allow"], json!(["Bash(npm run test:unit:*)"]));
+    ran(
+        &run(&mut host, "npm run test:unit", None, answer),
+        "npm run test:unit",
+    );
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(
+        written["permissions"]["allow"],
+        json!(["Bash(npm run test:unit:*)"])
+    );
     let grants = host.request("permissions/grants", json!({}));
     assert_eq!(grants["result"][0]["scope"], "always", "{grants}");
     host.finish();
 
     let mut next = host_with(permissions, &[]);
-    let covered = run(&mut next, "npm run test:unit -- -t x", None, json!({ "outcome": "rejected" }));
+    let covered = run(
+        &mut next,
+        "npm run test:unit -- -t x",
+        None,
+        json!({ "outcome": "rejected" }),
+    );
     ran(&covered, "npm run test:unit -- -t x");
     assert!(covered.approvals.is_empty(), "the next host asked again");
     let explained = next.request(
@@ -188,17 +251,36 @@ fn an_always_answer_is_written_to_persist_to_and_loaded_by_the_next_host() {
         json!({ "name": "bash", "arguments": { "command": "npm run test:unit" } }),
     );
     let rule = &explained["result"]["parts"][0]["rule"];
-    assert_eq!(rule["origin"], settings.display().to_string(), "{explained}");
+    assert_eq!(
+        rule["origin"],
+        settings.display().to_string(),
+        "{explained}"
+    );
     assert_eq!(rule["list"], "allow");
     next.finish();
 
     // Revoking an `always` grant takes it out of the file.
     let mut third = host_with(json!({ "default": "ask", "persistTo": settings }), &[]);
-    ran(&run(&mut third, "make docs", None, json!({ "outcome": "allowed-always" })), "make docs");
+    ran(
+        &run(
+            &mut third,
+            "make docs",
+            None,
+            json!({ "outcome": "allowed-always" }),
+        ),
+        "make docs",
+    );
     let revoked = third.request("permissions/revoke", json!({ "id": "g1" }));
-    assert_eq!(revoked["result"]["revoked"]["rule"], "Bash(make docs:*)", "{revoked}");
-    let written: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
-    assert_eq!(written["permissions"]["allow"], json!(["Bash(npm run test:unit:*)"]));
+    assert_eq!(
+        revoked["result"]["revoked"]["rule"], "Bash(make docs:*)",
+        "{revoked}"
+    );
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(
+        written["permissions"]["allow"],
+        json!(["Bash(npm run test:unit:*)"])
+    );
 }
 
 fn explain(host: &mut Host, command: &str) -> Value {
@@ -246,9 +328,15 @@ fn explain_names_the_rule_and_its_origin_for_allow_deny_ask_and_the_default() {
     let ask = explain(&mut host, "git push origin main");
     assert_eq!(ask["decision"], "ask");
     assert_eq!(ask["parts"][0]["rule"]["origin"], "initialize.config");
-    assert_eq!(ask["approver"], false, "no approval capability was declared");
+    assert_eq!(
+        ask["approver"], false,
+        "no approval capability was declared"
+    );
     let persisted_rule = explain(&mut host, "make all");
-    assert_eq!(persisted_rule["parts"][0]["rule"]["origin"], persisted.display().to_string());
+    assert_eq!(
+        persisted_rule["parts"][0]["rule"]["origin"],
+        persisted.display().to_string()
+    );
     let default = explain(&mut host, "echo $(touch pwned)");
     assert_eq!(default["decision"], "deny");
     let inner = default["parts"]
@@ -267,7 +355,10 @@ fn explain_names_the_rule_and_its_origin_for_allow_deny_ask_and_the_default() {
     assert!(requests.is_empty());
     assert_eq!(result["isError"], true);
     assert_eq!(result["meta"]["permission"]["decision"], "deny", "{result}");
-    assert_eq!(result["meta"]["permission"]["parts"][0]["rule"]["rule"], "Bash(rm:*)");
+    assert_eq!(
+        result["meta"]["permission"]["parts"][0]["rule"]["rule"],
+        "Bash(rm:*)"
+    );
     assert!(Path::new(&file).exists());
 }
 
@@ -286,13 +377,20 @@ fn explain_reports_the_sandbox_a_command_would_get_and_the_hooks_it_would_meet()
     let subscription = subscribed["result"]["subscription"].clone();
     let hooks = sandboxed["hooks"].as_array().unwrap();
     let client_hook = hooks.iter().find(|h| h["name"] == subscription);
-    assert_eq!(client_hook.unwrap()["event"], "tools/pre-execute", "{sandboxed}");
+    assert_eq!(
+        client_hook.unwrap()["event"],
+        "tools/pre-execute",
+        "{sandboxed}"
+    );
     assert_eq!(sandboxed["approver"], true);
     let escalated = host.request(
         "permissions/explain",
         json!({ "name": "bash", "arguments": { "command": "ls", "dangerouslyDisableSandbox": true } }),
     );
     assert_eq!(escalated["result"]["sandbox"]["mode"], "off", "{escalated}");
-    let unknown = host.request("permissions/explain", json!({ "name": "nope", "arguments": {} }));
+    let unknown = host.request(
+        "permissions/explain",
+        json!({ "name": "nope", "arguments": {} }),
+    );
     assert_eq!(unknown["result"]["known"], false, "{unknown}");
 }

@@ -12,7 +12,7 @@ use serde_json::json;
 #[test]
 fn every_bypass_is_refused_and_writes_nothing() {
     let permissions = json!({
-        "allow": ["Bash(echo:*)", "Bash(git status:*)", "Bash(find:*)", "Bash(xargs:*)",
+        "allow": ["Bash(echo:*)", "Bash(git status:*)", "Bash(trap:*)", "Bash(printf:*)", "Bash(find:*)", "Bash(xargs:*)",
                   "Write(written)"],
         "default": "deny"
     });
@@ -59,6 +59,8 @@ fn every_bypass_is_refused_and_writes_nothing() {
         ("echo ${x:-$(touch pwned)}", "`touch pwned` (inside $(...))"),
         ("timeout 5 touch pwned", "`touch pwned`"),
         ("env touch pwned", "`touch pwned`"),
+        ("trap 'touch pwned' EXIT", "`touch pwned` (inside trap)"),
+        ("/usr/bin/touch pwned", "`/usr/bin/touch pwned`"),
         ("echo a | sh", "`sh`"),
     ];
     for (command, names) in attempts {
@@ -79,6 +81,9 @@ fn every_bypass_is_refused_and_writes_nothing() {
         "PATH=/tmp git status; touch pwned",
         "x='a[$(touch pwned)]'; echo $((x))",
         "echo > $(echo pwned)",
+        "x='$(touch pwned)'; echo ${x@P}",
+        "x='a[$(touch pwned)]'; echo ${!x}",
+        "printf -v PATH /tmp; touch pwned",
     ];
     for command in asked {
         let result = host.bash(command);

@@ -1,8 +1,8 @@
 //! Integration tests of `policy`.
 
+mod approvals;
 mod bypass;
 mod corpus;
 mod decisions;
-mod rules;
-mod approvals;
 mod protected;
+mod rules;

@@ -50,7 +50,10 @@ fn no_command_or_tool_can_rewrite_the_rules_file_inside_the_workspace() {
             original,
             "{attack} changed the rules file"
         );
-        assert!(!workspace.join(".dsh-moved").exists(), "{attack} moved the directory");
+        assert!(
+            !workspace.join(".dsh-moved").exists(),
+            "{attack} moved the directory"
+        );
     }
     // Beside it, the workspace is as writable as ever.
     let beside = call(
@@ -59,10 +62,16 @@ fn no_command_or_tool_can_rewrite_the_rules_file_inside_the_workspace() {
         json!({ "command": "echo ok > .dsh/notes.txt && echo ok > top.txt" }),
     );
     assert_eq!(beside["value"]["exitCode"], 0, "{beside}");
-    assert_eq!(std::fs::read_to_string(workspace.join(".dsh/notes.txt")).unwrap(), "ok\n");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join(".dsh/notes.txt")).unwrap(),
+        "ok\n"
+    );
 
     for (tool, arguments) in [
-        ("write", json!({ "file_path": ".dsh/settings.json", "content": "{}" })),
+        (
+            "write",
+            json!({ "file_path": ".dsh/settings.json", "content": "{}" }),
+        ),
         (
             "edit",
             json!({ "file_path": ".dsh/settings.json", "old_string": "allow", "new_string": "deny" }),

@@ -25,7 +25,10 @@ fn mcp_host(name: &str, elicitation: bool) -> Binary {
         json!({ "protocolVersion": "2025-11-25", "capabilities": capabilities,
                 "clientInfo": { "name": "approvals-test", "version": "1" } }),
     );
-    assert!(initialized["result"]["serverInfo"].is_object(), "{initialized}");
+    assert!(
+        initialized["result"]["serverInfo"].is_object(),
+        "{initialized}"
+    );
     host.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
     host
 }
@@ -38,7 +41,10 @@ fn call(host: &mut Binary, command: &str, answer: Value) -> (Value, Vec<Value>) 
 }
 
 fn text(result: &Value) -> String {
-    result["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 #[test]
@@ -50,9 +56,17 @@ fn an_mcp_client_is_asked_by_elicitation_and_its_session_answer_is_remembered() 
     assert_eq!(asked.len(), 1, "{asked:?}");
     assert_eq!(asked[0]["method"], "elicitation/create");
     let message = asked[0]["params"]["message"].as_str().unwrap();
-    assert!(message.contains("Call: bash") && message.contains("Bash(ls:*)"), "{message}");
+    assert!(
+        message.contains("Call: bash") && message.contains("Bash(ls:*)"),
+        "{message}"
+    );
     let choices = &asked[0]["params"]["requestedSchema"]["properties"]["decision"];
-    let values: Vec<&Value> = choices["oneOf"].as_array().unwrap().iter().map(|c| &c["const"]).collect();
+    let values: Vec<&Value> = choices["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["const"])
+        .collect();
     assert_eq!(
         values,
         ["allow-once", "allow-for-session", "allow-always", "reject"],
@@ -66,7 +80,10 @@ fn an_mcp_client_is_asked_by_elicitation_and_its_session_answer_is_remembered() 
     let (other, asked) = call(&mut host, "pwd", json!({ "action": "decline" }));
     assert_eq!(asked.len(), 1);
     assert_eq!(other["isError"], true, "{other}");
-    assert!(text(&other).contains("the user rejected tool \"bash\""), "{other}");
+    assert!(
+        text(&other).contains("the user rejected tool \"bash\""),
+        "{other}"
+    );
     // A rule's allow is never asked.
     let (allowed, asked) = call(&mut host, "echo hi", json!({ "action": "decline" }));
     assert_eq!(allowed["isError"], false, "{allowed}");
@@ -80,5 +97,8 @@ fn an_mcp_client_without_elicitation_is_refused_saying_no_one_could_be_asked() {
     assert!(asked.is_empty());
     assert_eq!(result["isError"], true, "{result}");
     let message = text(&result);
-    assert!(message.contains("did not declare form elicitation"), "{message}");
+    assert!(
+        message.contains("did not declare form elicitation"),
+        "{message}"
+    );
 }

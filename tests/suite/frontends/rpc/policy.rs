@@ -285,7 +285,9 @@ fn permissions_run_before_client_hooks_and_a_denial_spares_them() {
     let outcome = record_aside(outcome);
     assert_eq!(
         outcome,
-        failed("tool \"bash\" is denied by permission rule Bash(rm:*) (deny[0] in initialize.config): `rm x`")
+        failed(
+            "tool \"bash\" is denied by permission rule Bash(rm:*) (deny[0] in initialize.config): `rm x`"
+        )
     );
     assert_eq!(methods(&seen), Vec::<String>::new());
     let (outcome, seen) = host.execute(call("bash", json!({ "command": "git status" })), obliging);
@@ -320,8 +322,7 @@ fn a_denied_code_mode_sub_call_is_a_caught_tool_call_error() {
                           "arguments": { "code": code, "description": "probe" } });
     let (outcome, seen) = host.execute(program, obliging);
     let outcome = record_aside(outcome);
-    let denial =
-        "tool \"bash\" is denied by permission rule Bash(rm:*) (deny[0] in initialize.config): `rm -rf /`";
+    let denial = "tool \"bash\" is denied by permission rule Bash(rm:*) (deny[0] in initialize.config): `rm -rf /`";
     assert_eq!(
         outcome["value"],
         json!({ "logs": [], "result": [[true, "ToolCallError", "bash", denial], "ls"] }),
