@@ -167,7 +167,7 @@ fn run() -> anyhow::Result<()> {
     let mut parsed = config::parse(base_config.clone())?;
     if let Some(path) = &cli.common.config {
         let origin = path.display().to_string();
-        parsed.permissions.origins = config::permission_origins(
+        parsed.permissions.origins = dsh_tools::policy::origins::permission_origins(
             &parsed.permissions.origins,
             &[(origin.as_str(), &base_config)],
         );

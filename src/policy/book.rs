@@ -317,7 +317,10 @@ impl GrantBook for Book {
     fn describe(&self, execution: &ToolExecution, request: &mut ApprovalRequest) {
         let decision = self.decide(execution);
         request.suggested_rule = self.suggest(execution, &decision);
-        request.decision = Some(wire_decision(&decision));
+        // With no rule configured the record says only "the default allows": left out.
+        if !self.is_empty() {
+            request.decision = Some(wire_decision(&decision));
+        }
     }
 
     fn record(

@@ -156,7 +156,8 @@ async fn initialize(
     let mut merged = session.base_config.clone();
     let base_origins = session.client().config.permissions.origins.clone();
     let over = params.config.unwrap_or(serde_json::Value::Null);
-    let origins = config::permission_origins(&base_origins, &[("initialize.config", &over)]);
+    let origins =
+        crate::policy::origins::permission_origins(&base_origins, &[("initialize.config", &over)]);
     if !over.is_null() {
         config::merge(&mut merged, over);
     }

@@ -60,6 +60,10 @@ fn every_bypass_is_refused_and_writes_nothing() {
         ("timeout 5 touch pwned", "`touch pwned`"),
         ("env touch pwned", "`touch pwned`"),
         ("trap 'touch pwned' EXIT", "`touch pwned` (inside trap)"),
+        (
+            "git -c core.pager='touch pwned' status",
+            "`git -c core.pager=touch pwned status`",
+        ),
         ("/usr/bin/touch pwned", "`/usr/bin/touch pwned`"),
         ("echo a | sh", "`sh`"),
     ];

@@ -437,7 +437,8 @@ fn every_pre_execute_approval_and_guard_decision_path() {
         assert_eq!(summaries(&requests), path.requests, "{}", path.name);
         if let Some(approve) = requests.iter().find(|r| r["method"] == "client/approve") {
             let execution = json!({ "token": "t1", "callId": "c1", "name": "echo", "arguments": { "text": "hi" } });
-            let mut expected = json!({ "execution": execution });
+            // No rule is configured: no decision record, the tool's name as the rule to add.
+            let mut expected = json!({ "execution": execution, "suggestedRule": "echo" });
             if let Some(reason) = reason {
                 expected["reason"] = reason;
             }
