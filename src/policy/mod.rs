@@ -13,8 +13,7 @@ pub mod shell;
 pub use book::{Book, BookError};
 pub use gate::PermissionGate;
 pub use permissions::{
-    Decision, PartDecision, PartKind, PermissionHook, Permissions, RuleError, RuleRef, RuleSource,
-    Verdict,
+    Decision, PartDecision, PartKind, Permissions, RuleError, RuleRef, RuleSource, Verdict,
 };
 
 use crate::pipeline::wrappers::{Metrics, MetricsWrapper, RetryWrapper};

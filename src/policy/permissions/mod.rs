@@ -6,11 +6,8 @@
 //! on its own. Deny wins over ask over allow; no match follows the default.
 
 mod decide;
-mod hook;
 mod index;
 mod messages;
-
-pub use hook::PermissionHook;
 
 use super::cc_names::harness_names;
 use dsh_tools_protocol::{PermissionDefault, PermissionsConfig};

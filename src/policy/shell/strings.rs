@@ -38,17 +38,7 @@ impl Walker {
                 _ => break,
             }
         }
-        while let Some(word) = words.get(at)
-            && let Some(variable) = env::assigned_name(&word.text)
-        {
-            if env::chooses_program(variable) {
-                self.unreadable(
-                    joined(&words),
-                    format!("the environment variable {variable} chooses what runs"),
-                );
-            }
-            at += 1;
-        }
+        let at = self.assignments(&words, at);
         if at >= words.len() {
             self.part(&words, inside)
         } else {

@@ -188,20 +188,7 @@ impl Walker {
                     skip_options(&words, 1, &opts("uC", "", &[]))
                 };
                 // `sudo VAR=value cmd`.
-                let at = at.map(|mut at| {
-                    while let Some(word) = words.get(at)
-                        && let Some(variable) = env::assigned_name(&word.text)
-                    {
-                        if env::chooses_program(variable) {
-                            self.unreadable(
-                                joined(&words),
-                                format!("the environment variable {variable} chooses what runs"),
-                            );
-                        }
-                        at += 1;
-                    }
-                    at
-                });
+                let at = at.map(|at| self.assignments(&words, at));
                 let inside = Some(name.clone());
                 match at {
                     None => self.unreadable(
@@ -350,6 +337,23 @@ impl Walker {
             let inside = Some(what.to_owned());
             self.script(text, &inside);
         }
+    }
+
+    /// Skips the `NAME=value` words from `at` (`env`'s and `sudo`'s), asking for any that
+    /// sets a variable choosing what runs; the index of the first other word.
+    pub(super) fn assignments(&mut self, words: &[W], mut at: usize) -> usize {
+        while let Some(word) = words.get(at)
+            && let Some(variable) = env::assigned_name(&word.text)
+        {
+            if env::chooses_program(variable) {
+                self.unreadable(
+                    joined(words),
+                    format!("the environment variable {variable} chooses what runs"),
+                );
+            }
+            at += 1;
+        }
+        at
     }
 
     /// `time -o FILE`, `--output=FILE`: files an option writes.
