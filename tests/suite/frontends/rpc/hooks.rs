@@ -367,7 +367,7 @@ fn every_pre_execute_approval_and_guard_decision_path() {
         Path {
             name: "ask, approver answers garbage",
             approval: true,
-            rules: vec![("hooks/preExecute", ask(None)), approve("allowed-always")],
+            rules: vec![("hooks/preExecute", ask(None)), approve("allowed-forever")],
             requests: &["hooks/preExecute hook:1 echo", "client/approve echo"],
             outcome: failed("approval for tool \"echo\" was cancelled"),
         },
