@@ -50,7 +50,27 @@ impl IdMaps {
     }
 
     /// Writes the maps of the calling process (after `unshare(CLONE_NEWUSER)`).
+    ///
+    /// A process that is not dumpable (a child of the tether's keepers, which clear the flag
+    /// so nothing reads their copy of the host's memory) has `/proc/self` owned by root, so
+    /// a host that is not root could not write its own maps: the flag is set for these three
+    /// writes only and cleared again, so the moments before `exec` stay as closed as before.
     pub(super) fn write(&self) -> io::Result<()> {
+        // SAFETY: prctl with integer arguments.
+        let dumpable = unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
+        if dumpable == 0 {
+            // SAFETY: as above.
+            check(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) })?;
+        }
+        let written = self.write_maps();
+        if dumpable == 0 {
+            // SAFETY: as above.
+            check(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) })?;
+        }
+        written
+    }
+
+    fn write_maps(&self) -> io::Result<()> {
         write_file(c"/proc/self/setgroups", b"deny")?;
         write_file(c"/proc/self/uid_map", &self.uid)?;
         write_file(c"/proc/self/gid_map", &self.gid)

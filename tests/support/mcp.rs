@@ -305,15 +305,38 @@ impl Binary {
 
     /// [`Binary::spawn`] with `env` added to the host's environment.
     pub fn spawn_with_env(args: &[&str], env: &[(&str, &str)]) -> Binary {
-        use std::process::{Command, Stdio};
-        let mut child = Command::new(env!("CARGO_BIN_EXE_dsh-tools"))
+        Binary::spawn_command(
+            std::process::Command::new(env!("CARGO_BIN_EXE_dsh-tools")),
+            args,
+            env,
+        )
+    }
+
+    /// `command` (a `dsh-tools` binary, set up as the caller likes) run like [`Binary::spawn`].
+    pub fn spawn_command(
+        mut command: std::process::Command,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Binary {
+        use std::process::Stdio;
+        command
             .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::null());
+        // A freshly copied binary is "busy" while another test's fork, not yet exec'd,
+        // still holds the copy's write descriptor: that ends within moments.
+        let mut attempts = 0;
+        let mut child = loop {
+            match command.spawn() {
+                Err(error) if error.raw_os_error() == Some(26) && attempts < 200 => {
+                    attempts += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                spawned => break spawned.unwrap(),
+            }
+        };
         let stdin = child.stdin.take();
         let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
         Binary {
@@ -332,13 +355,18 @@ impl Binary {
 
     /// [`Binary::serve`] with `env` added to the host's environment.
     pub fn serve_with_env(config: Value, env: &[(&str, &str)]) -> Binary {
-        let mut host = Binary::spawn_with_env(&["serve", "--framing", "ndjson"], env);
+        Binary::spawn_with_env(&["serve", "--framing", "ndjson"], env).initialized(config)
+    }
+
+    /// Sends `initialize` with `config` and checks the answer.
+    pub fn initialized(mut self, config: Value) -> Binary {
+        let host = &mut self;
         let answer = host.request(
             "initialize",
             json!({ "protocolVersion": "1", "config": config }),
         );
         assert_eq!(answer["result"]["protocolVersion"], "1", "{answer}");
-        host
+        self
     }
 
     pub fn pid(&self) -> u32 {

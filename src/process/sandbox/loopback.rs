@@ -6,8 +6,9 @@
 //! not other scopes, not the host's loopback (a different namespace), no route out.
 //!
 //! Built by a short-lived helper child: it unshares a user and a network namespace, maps
-//! its own ids, brings `lo` up and waits; the host opens `/proc/<pid>/ns/{user,net}` and
-//! lets it exit. The host then holds two descriptors and nothing runs: the namespace lives
+//! its own ids, brings `lo` up, sends its own `/proc/self/ns/{user,net}` descriptors to the
+//! host over a socketpair and exits (the host could not open them by pid when it is not
+//! root: it keeps itself undumpable, and so is its fork). The host then holds two descriptors and nothing runs: the namespace lives
 //! as long as those descriptors or any process inside it.
 //!
 //! A child joins right after fork, before the [tether](crate::process::tether) creates its
@@ -22,10 +23,11 @@
 //! on request ([`SharedNetwork::open_proxy`], once) by [`super::proxy_listener`].
 
 use super::confine::above_reserved;
+use super::passing;
 use crate::process::syscalls::{IdMaps, check, write_file};
 use std::collections::HashMap;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio_util::sync::CancellationToken;
 
@@ -58,53 +60,34 @@ impl Drop for SharedNetwork {
 }
 
 impl SharedNetwork {
-    /// Creates one (a short-lived helper child makes the namespaces and brings `lo` up;
-    /// the host keeps only the namespace fds, so nothing runs while nobody uses it).
+    /// Creates one (a short-lived helper child makes the namespaces, brings `lo` up and
+    /// sends its own namespace descriptors back; the host keeps only those, so nothing runs
+    /// while nobody uses it).
     pub fn create() -> io::Result<Arc<SharedNetwork>> {
         let maps = IdMaps::identity();
-        let (ready_read, ready_write) = pipe()?;
-        let (release_read, release_write) = pipe()?;
+        let (ours, theirs) = passing::channel()?;
         // SAFETY: getpid takes nothing.
         let host = unsafe { libc::getpid() };
         // SAFETY: the child makes async-signal-safe system calls only (prctl, close_range,
-        // unshare, open, write, socket, ioctl, read) on values prepared here, then `_exit`s.
+        // unshare, open, write, socket, ioctl, sendmsg) on values prepared here, then `_exit`s.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            helper(
-                host,
-                &maps,
-                ready_write.as_raw_fd(),
-                release_read.as_raw_fd(),
-            );
+            helper(host, &maps, theirs.as_raw_fd());
         }
         check(pid)?;
-        drop((ready_write, release_read));
-        // Reaped on every path out; dropping `release_write` first lets it exit.
-        let helper = Helper {
-            pid,
-            release: Some(release_write),
-        };
-        match read_status(&ready_read)? {
-            0 => {}
-            errno => {
-                return Err(io::Error::other(format!(
-                    "cannot create a shared loopback: {}",
-                    io::Error::from_raw_os_error(errno)
-                )));
-            }
-        }
-        let open = |name: &str| -> io::Result<OwnedFd> {
-            let file = std::fs::File::open(format!("/proc/{pid}/ns/{name}"))?;
-            above_reserved(OwnedFd::from(file))
-        };
-        let network = SharedNetwork {
-            user: open("user")?,
-            net: open("net")?,
+        drop(theirs);
+        // Reaped on every path out (it exits on its own once it has sent).
+        let _helper = Helper { pid };
+        let (_, passed) = passing::receive(&ours, "create a shared loopback")?;
+        let [user, net]: [OwnedFd; 2] = passed.try_into().map_err(|_| {
+            io::Error::other("cannot create a shared loopback: its namespaces did not come")
+        })?;
+        Ok(Arc::new(SharedNetwork {
+            user: above_reserved(user)?,
+            net: above_reserved(net)?,
             proxy: Mutex::default(),
             dropped: CancellationToken::new(),
-        };
-        drop(helper);
-        Ok(Arc::new(network))
+        }))
     }
 
     /// [`create`](Self::create), then [`open_proxy`](Self::open_proxy).
@@ -207,15 +190,13 @@ impl Loopbacks {
     }
 }
 
-/// The helper child: reaped by the host on every path, released by closing `release`.
+/// A helper child, reaped when this drops (it exits on its own once it has sent).
 pub(super) struct Helper {
     pub(super) pid: libc::pid_t,
-    pub(super) release: Option<OwnedFd>,
 }
 
 impl Drop for Helper {
     fn drop(&mut self) {
-        drop(self.release.take());
         let mut status = 0;
         loop {
             // SAFETY: `status` is a valid out-pointer; `pid` is our own child.
@@ -232,10 +213,10 @@ impl Drop for Helper {
 /// The helper's life: dies with the thread that forked it (the caller of
 /// [`SharedNetwork::create`], blocked until it reaps it, so unlike a spawned child's the
 /// death signal cannot fire early and the spawner thread is not needed), keeps no
-/// descriptor of the host's but its two pipe ends, makes the namespaces, lets any port be
-/// bound, brings `lo` up, reports 0 (or the errno that stopped it) and waits to be released.
-fn helper(host: libc::pid_t, maps: &IdMaps, ready: libc::c_int, release: libc::c_int) -> ! {
-    let outcome = (|| -> io::Result<()> {
+/// descriptor of the host's but its socket, makes the namespaces, lets any port be bound,
+/// brings `lo` up and sends its own `/proc/self/ns/{user,net}` (or the errno that stopped it).
+fn helper(host: libc::pid_t, maps: &IdMaps, socket: libc::c_int) -> ! {
+    let outcome = (|| -> io::Result<[libc::c_int; 2]> {
         // SAFETY: prctl and getppid take integers only.
         unsafe {
             check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
@@ -243,30 +224,33 @@ fn helper(host: libc::pid_t, maps: &IdMaps, ready: libc::c_int, release: libc::c
                 libc::_exit(1);
             }
         }
-        close_all_but(ready, release);
+        close_all_but(socket, socket);
         // SAFETY: unshare takes flags only.
         check(unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) })?;
         maps.write()?;
         // Any port may be bound, as in a namespace of the child's own (where it is root):
         // `python3 -m http.server 80` works; only the scope's processes can reach it.
         write_file(c"/proc/sys/net/ipv4/ip_unprivileged_port_start", b"0")?;
-        loopback_up()
+        loopback_up()?;
+        Ok([
+            open_own(c"/proc/self/ns/user")?,
+            open_own(c"/proc/self/ns/net")?,
+        ])
     })();
-    let status = match outcome {
-        Ok(()) => 0,
-        Err(error) => error.raw_os_error().unwrap_or(libc::EIO),
-    };
-    let bytes = status.to_ne_bytes();
-    let mut byte = 0u8;
-    // SAFETY: live buffers and our own descriptors; `_exit` in a forked child.
-    unsafe {
-        libc::write(ready, bytes.as_ptr().cast(), bytes.len());
-        // Blocks until the host closes its end (after opening our namespaces) or dies.
-        while libc::read(release, (&raw mut byte).cast(), 1) < 0
-            && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
-        {}
-        libc::_exit(0)
+    match outcome {
+        Ok(namespaces) => passing::send(socket, 0, 0, &namespaces),
+        Err(error) => passing::send(socket, error.raw_os_error().unwrap_or(libc::EIO), 0, &[]),
     }
+    // SAFETY: `_exit` in a forked child.
+    unsafe { libc::_exit(0) }
+}
+
+/// Opens one of the helper's own `/proc/self` entries (always allowed, dumpable or not).
+fn open_own(path: &std::ffi::CStr) -> io::Result<libc::c_int> {
+    // SAFETY: `path` is NUL-terminated; the flags create nothing.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    check(fd)?;
+    Ok(fd)
 }
 
 /// `struct ifreq` with its `ifr_flags` member (40 bytes on every 64-bit target).
@@ -319,73 +303,4 @@ pub(super) fn close_all_but(a: libc::c_int, b: libc::c_int) {
         close_range(low + 1, high - 1);
     }
     close_range(high + 1, libc::c_uint::MAX);
-}
-
-/// A close-on-exec pipe, as `(read, write)`.
-fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` is a valid two-element out-array.
-    check(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
-    // SAFETY: both descriptors were just created and are owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
-/// The helper's 4-byte status (an errno, 0 when ready); EOF means it died first.
-fn read_status(ready: &OwnedFd) -> io::Result<i32> {
-    let mut bytes = [0u8; 4];
-    let mut filled = 0;
-    while filled < bytes.len() {
-        // SAFETY: the slice past `filled` is live and writable.
-        let read = unsafe {
-            libc::read(
-                ready.as_raw_fd(),
-                bytes[filled..].as_mut_ptr().cast(),
-                bytes.len() - filled,
-            )
-        };
-        match usize::try_from(read) {
-            Ok(0) => {
-                return Err(io::Error::other(
-                    "cannot create a shared loopback: its helper died",
-                ));
-            }
-            Ok(count) => filled += count,
-            Err(_) if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => return Err(io::Error::last_os_error()),
-        }
-    }
-    Ok(i32::from_ne_bytes(bytes))
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::MetadataExt;
-
-    fn inode(fd: &OwnedFd) -> u64 {
-        std::fs::metadata(format!("/proc/self/fd/{}", fd.as_raw_fd()))
-            .unwrap()
-            .ino()
-    }
-
-    #[test]
-    fn each_shared_network_is_a_namespace_of_its_own_held_by_close_on_exec_descriptors() {
-        let (one, two) = (
-            SharedNetwork::create().unwrap(),
-            SharedNetwork::create().unwrap(),
-        );
-        let host = std::fs::metadata("/proc/self/ns/net").unwrap().ino();
-        assert_ne!(inode(&one.net), inode(&two.net));
-        assert!(inode(&one.net) != host && inode(&two.net) != host);
-        let own_user = std::fs::metadata("/proc/self/ns/user").unwrap().ino();
-        assert_ne!(inode(&one.user), own_user);
-        for fd in [&one.user, &one.net, &two.user, &two.net] {
-            // Out of reach of callers' dup2 onto low descriptors, and never inherited by exec.
-            assert!(fd.as_raw_fd() >= 10, "{fd:?}");
-            // SAFETY: F_GETFD on an open descriptor.
-            let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFD) };
-            assert_eq!(flags & libc::FD_CLOEXEC, libc::FD_CLOEXEC, "{fd:?}");
-        }
-    }
 }

@@ -8,24 +8,14 @@
 
 use super::loopback::{Helper, SharedNetwork, close_all_but};
 use super::network_policy::PROXY_PORT;
+use super::passing;
 use crate::process::syscalls::check;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 
 /// Forks a child that joins the namespace, listens there and sends the socket back.
 pub(super) fn listen_inside(network: &SharedNetwork) -> io::Result<(std::net::TcpListener, u16)> {
-    let mut ends = [0; 2];
-    // SAFETY: `ends` is a valid two-element out-array.
-    check(unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-            0,
-            ends.as_mut_ptr(),
-        )
-    })?;
-    // SAFETY: both descriptors were just created and are owned by nobody else.
-    let (ours, theirs) = unsafe { (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])) };
+    let (ours, theirs) = passing::channel()?;
     // SAFETY: getpid takes nothing.
     let host = unsafe { libc::getpid() };
     // SAFETY: the child makes async-signal-safe system calls only (prctl, setns,
@@ -38,8 +28,14 @@ pub(super) fn listen_inside(network: &SharedNetwork) -> io::Result<(std::net::Tc
     check(pid)?;
     drop(theirs);
     // Reaped on every path out (it exits on its own once it has sent).
-    let _helper = Helper { pid, release: None };
-    receive_listener(&ours)
+    let _helper = Helper { pid };
+    let (port, passed) = passing::receive(&ours, "open the sandbox's proxy listener")?;
+    let socket = passed.into_iter().next().ok_or_else(|| {
+        io::Error::other("cannot open the sandbox's proxy listener: no socket came")
+    })?;
+    let listener = std::net::TcpListener::from(socket);
+    listener.set_nonblocking(true)?;
+    Ok((listener, port))
 }
 
 /// The proxy listener's helper: dies with the thread that forked it (blocked until it reaps
@@ -58,11 +54,10 @@ fn listener_helper(network: &SharedNetwork, host: libc::pid_t, socket: libc::c_i
         close_all_but(socket, socket);
         listen_on_loopback()
     })();
-    let (status, port, listener) = match outcome {
-        Ok((listener, port)) => (0, port, Some(listener)),
-        Err(error) => (error.raw_os_error().unwrap_or(libc::EIO), 0, None),
-    };
-    send_listener(socket, status, port, listener);
+    match outcome {
+        Ok((listener, port)) => passing::send(socket, 0, port, &[listener]),
+        Err(error) => passing::send(socket, error.raw_os_error().unwrap_or(libc::EIO), 0, &[]),
+    }
     // SAFETY: `_exit` in a forked child.
     unsafe { libc::_exit(0) }
 }
@@ -116,105 +111,4 @@ fn listen_on_loopback() -> io::Result<(libc::c_int, u16)> {
             Err(error)
         }
     }
-}
-
-/// The message the listener's helper sends: its status (an errno, 0 when it listens) and
-/// the port, with the socket itself as `SCM_RIGHTS` when there is one.
-const MESSAGE: usize = 6;
-
-/// Room for one descriptor's control message (`CMSG_SPACE(sizeof(int))`, 24 bytes on
-/// 64-bit targets), aligned as `cmsghdr` needs.
-type Control = [u64; 4];
-
-/// Sends `status`, `port` and `listener` over `socket` (the helper's side; no allocation).
-fn send_listener(socket: libc::c_int, status: i32, port: u16, listener: Option<libc::c_int>) {
-    let mut data = [0u8; MESSAGE];
-    data[..4].copy_from_slice(&status.to_ne_bytes());
-    data[4..].copy_from_slice(&port.to_ne_bytes());
-    let mut iov = libc::iovec {
-        iov_base: data.as_mut_ptr().cast(),
-        iov_len: data.len(),
-    };
-    let mut control: Control = [0; 4];
-    // SAFETY: a zeroed msghdr is valid; every pointer set below is to a live local, and the
-    // control message written lies within `control` (its space checked against its size).
-    unsafe {
-        let mut header: libc::msghdr = std::mem::zeroed();
-        header.msg_iov = &raw mut iov;
-        header.msg_iovlen = 1;
-        let space = libc::CMSG_SPACE(size_of::<libc::c_int>() as u32) as usize;
-        if let Some(listener) = listener.filter(|_| space <= size_of::<Control>()) {
-            header.msg_control = control.as_mut_ptr().cast();
-            header.msg_controllen = space as _;
-            let message = libc::CMSG_FIRSTHDR(&raw const header);
-            (*message).cmsg_level = libc::SOL_SOCKET;
-            (*message).cmsg_type = libc::SCM_RIGHTS;
-            (*message).cmsg_len = libc::CMSG_LEN(size_of::<libc::c_int>() as u32) as _;
-            libc::CMSG_DATA(message)
-                .cast::<libc::c_int>()
-                .write_unaligned(listener);
-        }
-        while libc::sendmsg(socket, &raw const header, libc::MSG_NOSIGNAL) < 0
-            && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
-        {}
-    }
-}
-
-/// The host's side: the listener and its port, or why the helper could not make it.
-fn receive_listener(socket: &OwnedFd) -> io::Result<(std::net::TcpListener, u16)> {
-    let mut data = [0u8; MESSAGE];
-    let mut iov = libc::iovec {
-        iov_base: data.as_mut_ptr().cast(),
-        iov_len: data.len(),
-    };
-    let mut control: Control = [0; 4];
-    // SAFETY: a zeroed msghdr is valid; its pointers are to live locals of the sizes given.
-    let mut header: libc::msghdr = unsafe { std::mem::zeroed() };
-    header.msg_iov = &raw mut iov;
-    header.msg_iovlen = 1;
-    header.msg_control = control.as_mut_ptr().cast();
-    header.msg_controllen = size_of::<Control>() as _;
-    let received = loop {
-        // SAFETY: as above; the kernel writes within the buffers `header` describes.
-        let received =
-            unsafe { libc::recvmsg(socket.as_raw_fd(), &raw mut header, libc::MSG_CMSG_CLOEXEC) };
-        if received >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-            break received;
-        }
-    };
-    check(received as libc::c_int)?;
-    // Owned at once, so every path below closes what arrived.
-    let mut passed: Option<OwnedFd> = None;
-    // SAFETY: the CMSG_* walk stays within the control buffer the kernel filled; a
-    // descriptor received with SCM_RIGHTS is new in this process and owned by nobody else.
-    unsafe {
-        let mut message = libc::CMSG_FIRSTHDR(&raw const header);
-        while !message.is_null() {
-            if (*message).cmsg_level == libc::SOL_SOCKET && (*message).cmsg_type == libc::SCM_RIGHTS
-            {
-                let fd = libc::CMSG_DATA(message)
-                    .cast::<libc::c_int>()
-                    .read_unaligned();
-                passed = Some(OwnedFd::from_raw_fd(fd));
-            }
-            message = libc::CMSG_NXTHDR(&raw const header, message);
-        }
-    }
-    let failed =
-        |why: String| io::Error::other(format!("cannot open the sandbox's proxy listener: {why}"));
-    if received == 0 {
-        return Err(failed("its helper died".to_owned()));
-    }
-    if usize::try_from(received).ok() != Some(MESSAGE) {
-        return Err(failed(format!("a {received}-byte message")));
-    }
-    let status = i32::from_ne_bytes([data[0], data[1], data[2], data[3]]);
-    if status != 0 {
-        return Err(failed(io::Error::from_raw_os_error(status).to_string()));
-    }
-    let port = u16::from_ne_bytes([data[4], data[5]]);
-    let listener =
-        std::net::TcpListener::from(passed.ok_or_else(|| failed("no socket came".to_owned()))?);
-    listener.set_nonblocking(true)?;
-    Ok((listener, port))
 }

@@ -10,4 +10,5 @@ mod sandbox;
 mod scratch;
 mod seccomp;
 mod tether;
+mod unprivileged;
 mod view;
