@@ -349,7 +349,11 @@ fs?: FsConfig,
 /**
  * The bash tool.
  */
-bash?: BashConfig, };
+bash?: BashConfig, 
+/**
+ * `web_fetch`.
+ */
+web?: WebConfig, };
 
 export type FsConfig = { 
 /**

@@ -1,5 +1,6 @@
 //! `HostConfig`: every field optional; unknown fields are errors naming them.
 
+use crate::network::NetworkPolicy;
 use crate::sandbox::SandboxConfig;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -357,6 +358,58 @@ pub struct BuiltinsConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub bash: Option<BashConfig>,
+    /// `web_fetch`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub web: Option<WebConfig>,
+}
+
+/// `builtins.web`: `web_fetch`, which fetches a URL and returns its text (HTML as Markdown).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WebConfig {
+    /// Register the tool.
+    #[serde(default = "enabled_by_default")]
+    pub allow: bool,
+    /// The hosts it may reach, as `sandbox.network`'s `{ allow, deny }` patterns. Absent: the
+    /// top-level `sandbox.network` when that is `{ allow, deny }`, else any host. Either way
+    /// no address of this machine or the cloud's metadata service is reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub network: Option<NetworkPolicy>,
+    /// The most bytes of a response body read (default 10 MiB); a longer page is cut there.
+    #[serde(default = "default_web_max_bytes")]
+    pub max_bytes: u64,
+    /// How long one fetch may take, redirects included (default 30 s).
+    #[serde(default = "default_web_timeout_ms")]
+    pub timeout_ms: u64,
+    /// Redirects followed (default 5), each checked against the same policy.
+    #[serde(default = "default_web_max_redirects")]
+    pub max_redirects: u32,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        WebConfig {
+            allow: true,
+            network: None,
+            max_bytes: default_web_max_bytes(),
+            timeout_ms: default_web_timeout_ms(),
+            max_redirects: default_web_max_redirects(),
+        }
+    }
+}
+
+fn default_web_max_bytes() -> u64 {
+    10 * 1024 * 1024
+}
+
+fn default_web_timeout_ms() -> u64 {
+    30_000
+}
+
+fn default_web_max_redirects() -> u32 {
+    5
 }
 
 /// `builtins.fs`.

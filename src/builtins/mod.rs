@@ -7,6 +7,7 @@ pub mod bash;
 mod cards;
 pub mod fs;
 mod typed;
+pub mod web;
 
 use crate::pipeline::ToolRuntime;
 use crate::process::sandbox::{families, kernel_support};
@@ -15,7 +16,7 @@ use crate::spill::SpillStore;
 use crate::tool::{DefinitionError, ToolDefinition};
 use bash::BashSettings;
 use bash::session::ExecSessions;
-use dsh_tools_protocol::{BuiltinsConfig, SandboxConfig};
+use dsh_tools_protocol::{BuiltinsConfig, SandboxConfig, WebConfig};
 use fs::FsRoot;
 use std::io;
 use std::sync::Arc;
@@ -101,7 +102,41 @@ pub fn definitions(
             egress,
         })?);
     }
+    if let Some(web) = config.web.as_ref().filter(|web| web.allow) {
+        let egress = web_egress(web, sandbox);
+        *sessions.web_egress.write() = Some(egress.clone());
+        let limits = web::client::Limits {
+            max_bytes: web.max_bytes,
+            timeout: std::time::Duration::from_millis(web.timeout_ms),
+            max_redirects: web.max_redirects,
+        };
+        definitions.push(web::definition(egress, limits)?);
+    }
     Ok(definitions)
+}
+
+/// `web_fetch`'s policy: `builtins.web.network`, else the top-level `sandbox.network` when
+/// that is `{ allow, deny }`, else any host (the addresses of this machine and the cloud's
+/// metadata service are refused whatever the policy says). Checked at `initialize`.
+fn web_egress(web: &WebConfig, sandbox: &SandboxConfig) -> Arc<crate::egress::Egress> {
+    let shared = sandbox
+        .network
+        .as_ref()
+        .and_then(|network| network.policy());
+    let (lists, field) = match (&web.network, shared) {
+        (Some(own), _) => (own, "builtins.web.network"),
+        (None, Some(shared)) => (shared, "sandbox.network"),
+        (None, None) => {
+            let any = crate::egress::EgressPolicy::allowing_all("builtins.web.network");
+            return crate::egress::Egress::new(any);
+        }
+    };
+    let parsed = crate::egress::EgressPolicy::parse(&lists.allow, &lists.deny, field)
+        .unwrap_or_else(|e| {
+            tracing::warn!("{e}");
+            crate::egress::EgressPolicy::refusing_all(field)
+        });
+    crate::egress::Egress::new(parsed)
 }
 
 /// The proxy of `sandbox`'s network policy, if it has one (the config was checked: a policy
@@ -109,11 +144,10 @@ pub fn definitions(
 fn egress_of(sandbox: &crate::process::Sandbox) -> Option<Arc<crate::egress::Egress>> {
     let policy = sandbox.egress_policy()?;
     let parsed = crate::egress::EgressPolicy::parse(&policy.allow, &policy.deny, "sandbox.network")
-        .or_else(|e| {
+        .unwrap_or_else(|e| {
             tracing::warn!("{e}");
-            crate::egress::EgressPolicy::parse(&[], &[], "sandbox.network")
-        })
-        .ok()?;
+            crate::egress::EgressPolicy::refusing_all("sandbox.network")
+        });
     Some(crate::egress::Egress::new(parsed))
 }
 
@@ -168,6 +202,7 @@ mod tests {
                 root: dir.path().display().to_string(),
             }),
             bash: None,
+            web: None,
         };
         register_builtins(&runtime, &config, &Default::default(), &ExecSessions::new()).unwrap();
         let input = ToolExecutionInput::new(

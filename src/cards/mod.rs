@@ -2,8 +2,10 @@
 //! own card, or `None`, JSON `null`, for the generic fallback) and the card view types.
 
 mod views;
+mod web;
 
 pub use views::*;
+pub use web::*;
 
 use crate::pipeline::ToolRuntime;
 use crate::tool::{AgentId, DurableResult, ToolCards};

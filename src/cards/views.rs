@@ -32,6 +32,8 @@ pub enum ToolResultView {
     Search(SearchResultView),
     /// A line-numbered file window.
     Read(ReadResultView),
+    /// A completed web retrieval, tagged by `kind`.
+    Web(super::web::WebResultView),
 }
 
 /// A call's category, for an icon.

@@ -135,6 +135,8 @@ pub struct EgressPolicy {
     field: String,
     allow: Vec<Rule>,
     deny: Vec<Rule>,
+    /// Every host not denied is allowed (`web_fetch` without a policy of its own).
+    any: bool,
 }
 
 impl EgressPolicy {
@@ -158,7 +160,26 @@ impl EgressPolicy {
             field: field.to_owned(),
             allow: list(allow, "allow")?,
             deny: list(deny, "deny")?,
+            any: false,
         })
+    }
+
+    /// A policy that lists nothing (every host refused), for a list that did not parse.
+    pub fn refusing_all(field: &str) -> EgressPolicy {
+        EgressPolicy {
+            field: field.to_owned(),
+            allow: Vec::new(),
+            deny: Vec::new(),
+            any: false,
+        }
+    }
+
+    /// A policy that allows every host (the address checks of the dial still apply).
+    pub fn allowing_all(field: &str) -> EgressPolicy {
+        EgressPolicy {
+            any: true,
+            ..EgressPolicy::refusing_all(field)
+        }
     }
 
     /// Deny first, then allow; a host that is not a domain or an IP is never listed.
@@ -175,7 +196,7 @@ impl EgressPolicy {
                 rule: rule.text.clone(),
             };
         }
-        if self.allow.iter().any(|r| r.matches(host, port)) {
+        if self.any || self.allow.iter().any(|r| r.matches(host, port)) {
             Decision::Allow
         } else {
             Decision::NotListed

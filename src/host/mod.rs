@@ -129,7 +129,7 @@ impl Host {
     }
 
     /// Per-tool metrics of the configured policy (empty before `configure`), `bash`'s with
-    /// the connections its sandbox's proxy refused.
+    /// the connections its sandbox's proxy refused and `web_fetch`'s with those its policy did.
     pub fn metrics(&self) -> Vec<ToolMetrics> {
         let mut metrics = self
             .policy
@@ -137,9 +137,13 @@ impl Host {
             .as_ref()
             .map(|p| p.metrics.snapshot())
             .unwrap_or_default();
-        let blocked = self.exec.blocked_connections();
-        if let Some(bash) = metrics.iter_mut().find(|m| m.name == "bash") {
-            bash.blocked_connections = blocked;
+        for (tool, blocked) in [
+            ("bash", self.exec.blocked_connections()),
+            ("web_fetch", self.exec.blocked_fetches()),
+        ] {
+            if let Some(row) = metrics.iter_mut().find(|m| m.name == tool) {
+                row.blocked_connections = blocked;
+            }
         }
         metrics
     }

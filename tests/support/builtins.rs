@@ -34,6 +34,7 @@ impl Workspace {
                 sandbox: None,
                 limits: Default::default(),
             }),
+            web: None,
         })
     }
 

@@ -133,6 +133,7 @@ async fn output_keeps_head_and_tail_within_the_cap_with_spilling_off() {
             sandbox: None,
             limits: Default::default(),
         }),
+        web: None,
     });
     let result = workspace
         .call(
@@ -210,6 +211,7 @@ async fn the_pipeline_deadline_kills_the_whole_process_group() {
             sandbox: None,
             limits: Default::default(),
         }),
+        web: None,
     });
     let arguments = json!({ "command": nested_sleeper("1000.3") });
     let call = started(&workspace, arguments, CancellationToken::new());
@@ -258,6 +260,7 @@ async fn refuses_out_of_range_timeouts_and_stays_off_when_not_allowed() {
             sandbox: None,
             limits: Default::default(),
         }),
+        web: None,
     });
     let result = denied.call("bash", json!({ "command": "true" })).await;
     assert_eq!(failure(&result), "unknown tool \"bash\"");

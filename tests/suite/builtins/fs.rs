@@ -577,6 +577,7 @@ async fn builtins_are_off_unless_configured_and_register_all_or_nothing() {
             root: "/nonexistent/dsh-root".to_owned(),
         }),
         bash: None,
+        web: None,
     };
     let error: BuiltinsError = register_builtins(
         &runtime,
@@ -601,6 +602,7 @@ async fn builtins_are_off_unless_configured_and_register_all_or_nothing() {
             root: dir.path().display().to_string(),
         }),
         bash: None,
+        web: None,
     };
     let error = register_builtins(
         &runtime,

@@ -6,3 +6,4 @@ mod fs;
 mod fs_hostile;
 mod sandbox;
 mod sessions;
+mod web;

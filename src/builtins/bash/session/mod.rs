@@ -45,6 +45,8 @@ pub struct ExecSessions {
     pub loopbacks: Loopbacks,
     /// The proxy of `bash`'s network policy, when it has one (for `tools/metrics`).
     pub egress: RwLock<Option<Arc<crate::egress::Egress>>>,
+    /// `web_fetch`'s policy and refusal log, when it is registered (for `tools/metrics`).
+    pub web_egress: RwLock<Option<Arc<crate::egress::Egress>>>,
     settings: RwLock<ExecConfig>,
     table: Mutex<Table>,
     next: AtomicU64,
@@ -82,6 +84,14 @@ impl ExecSessions {
     /// Connections the proxy of `bash`'s network policy refused so far.
     pub fn blocked_connections(&self) -> u64 {
         self.egress
+            .read()
+            .as_ref()
+            .map_or(0, |egress| egress.refusals())
+    }
+
+    /// Connections `web_fetch`'s policy refused so far.
+    pub fn blocked_fetches(&self) -> u64 {
+        self.web_egress
             .read()
             .as_ref()
             .map_or(0, |egress| egress.refusals())
