@@ -36,8 +36,9 @@ struct Common {
     /// Host configuration (JSON or TOML); `initialize.config` is merged over it.
     #[arg(long, global = true)]
     config: Option<PathBuf>,
-    /// Enable built-in tools rooted at the current directory: `fs`, `bash` or `fs,bash`
-    /// (the same as `builtins.fs.root = "."` / `builtins.bash.cwd = "."` in the config).
+    /// Enable built-in tools rooted at the current directory: `fs`, `bash`, `web` or a list
+    /// (the same as `builtins.fs.root = "."` / `builtins.bash.cwd = "."` /
+    /// `builtins.web = {}` in the config).
     #[arg(long, global = true, value_delimiter = ',')]
     builtins: Vec<String>,
     /// Log level for stderr (overridden by RUST_LOG).
@@ -158,7 +159,8 @@ fn run() -> anyhow::Result<()> {
         let enabled = match family.as_str() {
             "fs" => serde_json::json!({ "builtins": { "fs": { "root": "." } } }),
             "bash" => serde_json::json!({ "builtins": { "bash": { "cwd": "." } } }),
-            other => anyhow::bail!("--builtins: unknown family {other:?} (expected fs, bash)"),
+            "web" => serde_json::json!({ "builtins": { "web": {} } }),
+            other => anyhow::bail!("--builtins: unknown family {other:?} (expected fs, bash, web)"),
         };
         let mut merged = enabled;
         config::merge(&mut merged, base_config);
