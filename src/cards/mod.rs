@@ -1,8 +1,10 @@
 //! UI cards: what `tools/presentCall` and `tools/presentResult` answer (the resolved tool's
 //! own card, or `None`, JSON `null`, for the generic fallback) and the card view types.
 
+mod read;
 mod views;
 
+pub use read::*;
 pub use views::*;
 
 use crate::pipeline::ToolRuntime;

@@ -4,5 +4,7 @@ mod bash;
 mod egress;
 mod fs;
 mod fs_hostile;
+mod read_media;
 mod sandbox;
 mod sessions;
+mod stale_edits;
