@@ -359,7 +359,12 @@ export type FsConfig = {
 /**
  * Every path is confined to this directory.
  */
-root: string, };
+root: string, 
+/**
+ * Stale-edit protection: `write` and `edit` refuse an existing file the calling agent
+ * scope has not `read` (or written) since it last changed (default on).
+ */
+staleEdits: boolean, };
 
 export type BashConfig = { 
 /**

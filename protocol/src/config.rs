@@ -418,6 +418,10 @@ fn default_web_max_redirects() -> u32 {
 pub struct FsConfig {
     /// Every path is confined to this directory.
     pub root: String,
+    /// Stale-edit protection: `write` and `edit` refuse an existing file the calling agent
+    /// scope has not `read` (or written) since it last changed (default on).
+    #[serde(default = "enabled_by_default")]
+    pub stale_edits: bool,
 }
 
 /// `builtins.bash`.

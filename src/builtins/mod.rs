@@ -66,7 +66,7 @@ pub fn definitions(
         let root = root
             .with_spill(spill.clone())
             .protecting(&sandbox.protected);
-        definitions.extend(fs::definitions(&Arc::new(root))?);
+        definitions.extend(fs::definitions(&Arc::new(root), fs_config.stale_edits)?);
     }
     if let Some(bash_config) = config.bash.as_ref().filter(|bash| bash.allow) {
         let cwd_error = |source| BuiltinsError::BashCwd {
@@ -200,6 +200,7 @@ mod tests {
         let config = BuiltinsConfig {
             fs: Some(FsConfig {
                 root: dir.path().display().to_string(),
+                stale_edits: true,
             }),
             bash: None,
             web: None,

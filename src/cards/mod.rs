@@ -1,9 +1,11 @@
 //! UI cards: what `tools/presentCall` and `tools/presentResult` answer (the resolved tool's
 //! own card, or `None`, JSON `null`, for the generic fallback) and the card view types.
 
+mod read;
 mod views;
 mod web;
 
+pub use read::*;
 pub use views::*;
 pub use web::*;
 

@@ -228,7 +228,8 @@ pub struct SearchLineMatch {
     pub line: String,
 }
 
-/// `{ card: 'read', title?, path, offset, lines, totalLines, lang?, content? }`.
+/// `{ card: 'read', title?, path, offset, lines, totalLines, lang?, content?, kind?, image?,
+/// pages?, totalPages?, cells? }`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReadResultView {
@@ -246,9 +247,24 @@ pub struct ReadResultView {
     /// Syntax-highlighting hint from the extension.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lang: Option<String>,
-    /// Plain text for a UI without the read card.
+    /// Plain text for a UI without the read card (and an image read's image block).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<Vec<ContentBlock>>,
+    /// What was read when it is not a text file (then `lines` is empty).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<super::ReadKind>,
+    /// An image read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<super::ReadImageView>,
+    /// The PDF pages read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages: Option<Vec<super::ReadPdfPage>>,
+    /// Pages in the PDF.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_pages: Option<u64>,
+    /// A notebook's cells.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cells: Option<Vec<super::ReadNotebookCell>>,
 }
 
 /// One numbered line of a read window.

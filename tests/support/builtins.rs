@@ -27,6 +27,7 @@ impl Workspace {
         Workspace::configured(HostConfig::default(), |root| BuiltinsConfig {
             fs: Some(FsConfig {
                 root: root.to_owned(),
+                stale_edits: true,
             }),
             bash: Some(BashConfig {
                 cwd: root.to_owned(),
@@ -86,6 +87,15 @@ impl Workspace {
     /// Creates the symbolic link `relative` → `target`.
     pub fn link(&self, relative: &str, target: impl AsRef<Path>) {
         std::os::unix::fs::symlink(target, self.root.join(relative)).unwrap();
+    }
+
+    /// Reads `relative` with the `read` tool (global scope), so `write` and `edit` may change
+    /// it (stale-edit protection).
+    pub async fn read_through_tool(&self, relative: &str) {
+        let result = self
+            .call("read", serde_json::json!({ "file_path": relative }))
+            .await;
+        assert!(!result.is_error(), "{result:?}");
     }
 
     /// Runs one direct call through the full pipeline.

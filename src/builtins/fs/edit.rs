@@ -1,15 +1,16 @@
 //! `edit`: exact-string replacement in one file; refuses a missing or ambiguous match unless
 //! `replace_all` says every occurrence is meant.
 
+use super::ledger::{Ledger, Seen};
 use super::root::FsRoot;
-use super::{file_error, regular_file, replace_file};
+use super::{file_error, regular_file, replace_file, written_state};
 use crate::builtins::cards::{location, parse, success_meta};
 use crate::builtins::typed::{self, TextRenderer};
 use crate::cards::{DiffCallView, DiffResultView, FileDiff, ToolCallView, ToolResultView};
-use crate::tool::{CardMeta, DurableResult, ToolCards};
 use crate::tool::{
-    Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
+    AgentId, Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
 };
+use crate::tool::{CardMeta, DurableResult, ToolCards};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::json;
@@ -33,12 +34,19 @@ pub struct EditOutput {
     pub replacements: u64,
 }
 
-/// The `edit` definition.
-pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, DefinitionError> {
+/// The `edit` definition; the file must have been read first (see `ledger`).
+pub fn definition(
+    root: Arc<FsRoot>,
+    ledger: Arc<Ledger>,
+) -> Result<ToolDefinition, DefinitionError> {
+    let read_first = match ledger.enabled() {
+        true => " The file must have been read with `read` first, and not changed since.",
+        false => "",
+    };
     let description = format!(
         "Replace an exact string in a file inside the workspace root {root}. `old_string` must \
          occur exactly once unless `replace_all` is true; include surrounding lines to make it \
-         unique. Paths are relative to the root, or absolute inside it.",
+         unique.{read_first} Paths are relative to the root, or absolute inside it.",
         root = root.path().display()
     );
     ToolDefinition::builder("edit")
@@ -62,16 +70,22 @@ pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, DefinitionError> 
         .cards(Arc::new(EditCards))
         .card_meta(card_meta())
         .body(move |ctx: ToolRunContext| {
-            let root = root.clone();
+            let (root, ledger) = (root.clone(), ledger.clone());
             async move {
                 let args: EditArgs = typed::arguments(ctx.arguments())?;
-                let output = typed::blocking(move || edit(&root, &args)).await?;
+                let scope = ctx.execution.agent.clone();
+                let output = typed::blocking(move || edit(&root, &ledger, &scope, &args)).await?;
                 typed::output(&output)
             }
         })
 }
 
-fn edit(root: &FsRoot, args: &EditArgs) -> Result<EditOutput, ToolError> {
+fn edit(
+    root: &FsRoot,
+    ledger: &Ledger,
+    scope: &Option<AgentId>,
+    args: &EditArgs,
+) -> Result<EditOutput, ToolError> {
     let requested = &args.file_path;
     let (old, new) = (&args.old_string, &args.new_string);
     if old.is_empty() {
@@ -86,10 +100,16 @@ fn edit(root: &FsRoot, args: &EditArgs) -> Result<EditOutput, ToolError> {
     }
     let confined = root.resolve_for_writing(requested)?;
     let mut bytes = Vec::new();
-    regular_file(root, &confined.path, requested)?
-        .0
-        .read_to_end(&mut bytes)
+    let (mut file, _) = regular_file(root, &confined.path, requested)?;
+    let meta = file
+        .metadata()
         .map_err(|e| file_error("read", requested, &e))?;
+    file.read_to_end(&mut bytes)
+        .map_err(|e| file_error("read", requested, &e))?;
+    if ledger.enabled() {
+        root.check_writable(&confined.path, requested)?;
+        ledger.check(scope, &confined.path, Seen::of(&bytes, Some(&meta)))?;
+    }
     let text = String::from_utf8(bytes)
         .map_err(|_| ToolError::new(format!("\"{requested}\" is not UTF-8 text")))?;
     let found = text.matches(old.as_str()).count();
@@ -110,6 +130,8 @@ fn edit(root: &FsRoot, args: &EditArgs) -> Result<EditOutput, ToolError> {
         }
     };
     replace_file(root, &confined.path, requested, edited.as_bytes(), false)?;
+    let after = written_state(root, &confined.path, edited.as_bytes());
+    ledger.record(scope, &confined.path, after);
     Ok(EditOutput {
         path: confined.display,
         replacements: found as u64,

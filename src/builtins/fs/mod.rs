@@ -5,6 +5,7 @@ mod beneath;
 mod edit;
 mod glob;
 mod grep;
+mod ledger;
 mod read;
 mod replace;
 mod root;
@@ -14,7 +15,10 @@ mod write;
 pub use edit::EditOutput;
 pub use glob::GlobOutput;
 pub use grep::{GrepOutput, MatchedFile, MatchedLine, PathCount};
-pub use read::{NumberedLine, ReadOutput};
+pub use read::{
+    CellOutput, ImageRead, MediaRead, NotebookCell, NotebookRead, NumberedLine, PdfPage, PdfRead,
+    ReadOutput, TextRead,
+};
 pub use root::{Confined, FsRoot};
 pub use write::WriteOutput;
 
@@ -24,12 +28,17 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
-/// The five file tool definitions over one root.
-pub fn definitions(root: &Arc<FsRoot>) -> Result<Vec<ToolDefinition>, DefinitionError> {
+/// The five file tool definitions over one root; with `stale_edits`, `write` and `edit`
+/// refuse an existing file the calling scope has not read as it is now (see `ledger`).
+pub fn definitions(
+    root: &Arc<FsRoot>,
+    stale_edits: bool,
+) -> Result<Vec<ToolDefinition>, DefinitionError> {
+    let ledger = Arc::new(ledger::Ledger::new(stale_edits));
     Ok(vec![
-        read::definition(root.clone())?,
-        write::definition(root.clone())?,
-        edit::definition(root.clone())?,
+        read::definition(root.clone(), ledger.clone())?,
+        write::definition(root.clone(), ledger.clone())?,
+        edit::definition(root.clone(), ledger)?,
         glob::definition(root.clone())?,
         grep::definition(root.clone())?,
     ])
@@ -74,6 +83,36 @@ fn replace_file(
         }
         replace::ReplaceError::Io(e) => file_error("write", requested, &e),
     })
+}
+
+/// What `path` (a resolved path inside `root`) holds now, when it is an existing regular
+/// file: for the stale-edit check before it is replaced. Anything else (missing, a
+/// directory, a FIFO) is `None`, left to the write to create or refuse.
+fn existing_state(
+    root: &FsRoot,
+    path: &Path,
+    requested: &str,
+) -> Result<Option<ledger::Seen>, ToolError> {
+    let file = match beneath::open_for_reading(root.path(), path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(file_error("open", requested, &error)),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| file_error("open", requested, &e))?;
+    if !meta.is_file() {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut &file, &mut bytes).map_err(|e| file_error("read", requested, &e))?;
+    Ok(Some(ledger::Seen::of(&bytes, Some(&meta))))
+}
+
+/// What `path` looks like after this host wrote `content` to it (its mtime as stored now).
+fn written_state(root: &FsRoot, path: &Path, content: &[u8]) -> ledger::Seen {
+    let meta = beneath::open_for_reading(root.path(), path).and_then(|file| file.metadata());
+    ledger::Seen::of(content, meta.ok().as_ref())
 }
 
 /// A file-system failure in words the model can act on.

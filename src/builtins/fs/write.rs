@@ -1,14 +1,15 @@
 //! `write`: creates or overwrites a file (and its missing parent directories) inside the root.
 
-use super::replace_file;
+use super::ledger::Ledger;
 use super::root::FsRoot;
+use super::{existing_state, replace_file, written_state};
 use crate::builtins::cards::{location, parse, success_meta};
 use crate::builtins::typed::{self, TextRenderer};
 use crate::cards::{DiffCallView, DiffResultView, FileDiff, ToolCallView, ToolResultView};
-use crate::tool::{CardMeta, DurableResult, ToolCards};
 use crate::tool::{
-    Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
+    AgentId, Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
 };
+use crate::tool::{CardMeta, DurableResult, ToolCards};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::json;
@@ -31,11 +32,19 @@ pub struct WriteOutput {
     pub created: bool,
 }
 
-/// The `write` definition.
-pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, DefinitionError> {
+/// The `write` definition; an existing file must have been read first (see `ledger`).
+pub fn definition(
+    root: Arc<FsRoot>,
+    ledger: Arc<Ledger>,
+) -> Result<ToolDefinition, DefinitionError> {
+    let read_first = match ledger.enabled() {
+        true => " An existing file must have been read with `read` first, and not changed since.",
+        false => "",
+    };
     let description = format!(
         "Write a file inside the workspace root {root}, replacing it if it exists and creating \
-         missing parent directories. Paths are relative to the root, or absolute inside it.",
+         missing parent directories.{read_first} Paths are relative to the root, or absolute \
+         inside it.",
         root = root.path().display()
     );
     ToolDefinition::builder("write")
@@ -58,20 +67,37 @@ pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, DefinitionError> 
         .cards(Arc::new(WriteCards))
         .card_meta(card_meta())
         .body(move |ctx: ToolRunContext| {
-            let root = root.clone();
+            let (root, ledger) = (root.clone(), ledger.clone());
             async move {
                 let args: WriteArgs = typed::arguments(ctx.arguments())?;
-                let output = typed::blocking(move || write(&root, &args)).await?;
+                let scope = ctx.execution.agent.clone();
+                let output = typed::blocking(move || write(&root, &ledger, &scope, &args)).await?;
                 typed::output(&output)
             }
         })
 }
 
-fn write(root: &FsRoot, args: &WriteArgs) -> Result<WriteOutput, ToolError> {
+fn write(
+    root: &FsRoot,
+    ledger: &Ledger,
+    scope: &Option<AgentId>,
+    args: &WriteArgs,
+) -> Result<WriteOutput, ToolError> {
     let requested = &args.file_path;
     let confined = root.resolve_for_writing(requested)?;
     let content = args.content.as_bytes();
+    if ledger.enabled()
+        && let Some(current) = existing_state(root, &confined.path, requested)?
+    {
+        root.check_writable(&confined.path, requested)?;
+        ledger.check(scope, &confined.path, current)?;
+    }
     let created = replace_file(root, &confined.path, requested, content, true)?;
+    ledger.record(
+        scope,
+        &confined.path,
+        written_state(root, &confined.path, content),
+    );
     Ok(WriteOutput {
         path: confined.display,
         bytes: args.content.len() as u64,

@@ -165,6 +165,7 @@ async fn write_creates_parents_then_overwrites() {
 async fn edit_replaces_one_exact_match_or_all_when_asked() {
     let workspace = Workspace::new();
     workspace.write("c.txt", "x = 1\ny = 2\n");
+    workspace.read_through_tool("c.txt").await;
     let once = workspace
         .call(
             "edit",
@@ -177,6 +178,7 @@ async fn edit_replaces_one_exact_match_or_all_when_asked() {
     assert_eq!(workspace.read("c.txt"), "x = 1\ny = 3\n");
 
     workspace.write("d.txt", "a a a");
+    workspace.read_through_tool("d.txt").await;
     let all = workspace
         .call(
             "edit",
@@ -192,6 +194,7 @@ async fn edit_replaces_one_exact_match_or_all_when_asked() {
 async fn edit_refuses_missing_ambiguous_and_empty_changes() {
     let workspace = Workspace::new();
     workspace.write("d.txt", "a a a");
+    workspace.read_through_tool("d.txt").await;
     let edit = |old: &str, new: &str| json!({ "file_path": "d.txt", "old_string": old, "new_string": new });
     let cases = vec![
         ("edit", edit("zzz", "y"), "old_string was not found in \"d.txt\"".to_owned()),
@@ -575,6 +578,7 @@ async fn builtins_are_off_unless_configured_and_register_all_or_nothing() {
     let missing = BuiltinsConfig {
         fs: Some(FsConfig {
             root: "/nonexistent/dsh-root".to_owned(),
+            stale_edits: true,
         }),
         bash: None,
         web: None,
@@ -600,6 +604,7 @@ async fn builtins_are_off_unless_configured_and_register_all_or_nothing() {
     let fs_only = BuiltinsConfig {
         fs: Some(FsConfig {
             root: dir.path().display().to_string(),
+            stale_edits: true,
         }),
         bash: None,
         web: None,

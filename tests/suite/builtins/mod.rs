@@ -4,6 +4,8 @@ mod bash;
 mod egress;
 mod fs;
 mod fs_hostile;
+mod read_media;
 mod sandbox;
 mod sessions;
+mod stale_edits;
 mod web;

@@ -237,3 +237,35 @@ fn a_spill_directory_replaced_by_a_link_is_not_written_through() {
     );
     assert_eq!(through["isError"], true, "{through}");
 }
+
+/// A spilled stream is named where every other spill is: `meta.spill` (`{ path, bytes }`,
+/// the pipeline's shape, with the stream), stderr's file under `more` when both spilled.
+#[test]
+fn spilled_streams_are_also_named_in_meta_spill() {
+    let workspace = tempfile::tempdir().unwrap();
+    let mut host = host_in(workspace.path());
+    let one = call(&mut host, "bash", json!({ "command": "seq 1 30000" }));
+    let path = spilled_path(&one["value"], "stdout");
+    assert_eq!(
+        one["meta"]["spill"],
+        json!({ "path": path.display().to_string(), "bytes": seq(1, 30_000).len(), "stream": "stdout" }),
+        "{one}"
+    );
+    let both = call(
+        &mut host,
+        "bash",
+        json!({ "command": "seq 1 30000; seq 1 20000 >&2" }),
+    );
+    let (out, err) = (
+        spilled_path(&both["value"], "stdout"),
+        spilled_path(&both["value"], "stderr"),
+    );
+    assert_eq!(
+        both["meta"]["spill"],
+        json!({ "path": out.display().to_string(), "bytes": seq(1, 30_000).len(), "stream": "stdout",
+                "more": [{ "path": err.display().to_string(), "bytes": seq(1, 20_000).len(), "stream": "stderr" }] }),
+        "{both}"
+    );
+    let small = call(&mut host, "bash", json!({ "command": "echo hi" }));
+    assert_eq!(small["meta"].get("spill"), None, "{small}");
+}
