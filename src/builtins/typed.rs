@@ -52,9 +52,32 @@ impl<T: DeserializeOwned + 'static> Renderer for TextRenderer<T> {
         _registration: &str,
         value: &Value,
     ) -> BoxFuture<'static, Result<Vec<ContentBlock>, ToolError>> {
-        let text = T::deserialize(value)
-            .map(|typed| (self.0)(&typed))
-            .map_err(|e| ToolError::new(format!("cannot render the result: {e}")));
-        Box::pin(async move { text.map(|text| vec![ContentBlock::text(text)]) })
+        let render = self.0;
+        rendered(value, |typed: &T| vec![ContentBlock::text(render(typed))])
     }
+}
+
+/// Renders a typed canonical value into content blocks (text and images).
+pub struct BlocksRenderer<T>(pub fn(&T) -> Vec<ContentBlock>);
+
+impl<T: DeserializeOwned + 'static> Renderer for BlocksRenderer<T> {
+    fn render(
+        &self,
+        _execution: &ToolExecution,
+        _registration: &str,
+        value: &Value,
+    ) -> BoxFuture<'static, Result<Vec<ContentBlock>, ToolError>> {
+        rendered(value, self.0)
+    }
+}
+
+/// `value` as `T`, rendered by `render`.
+fn rendered<T: DeserializeOwned>(
+    value: &Value,
+    render: impl FnOnce(&T) -> Vec<ContentBlock>,
+) -> BoxFuture<'static, Result<Vec<ContentBlock>, ToolError>> {
+    let blocks = T::deserialize(value)
+        .map(|typed| render(&typed))
+        .map_err(|e| ToolError::new(format!("cannot render the result: {e}")));
+    Box::pin(async move { blocks })
 }

@@ -7,11 +7,10 @@
 
 use std::io;
 use std::net::{Shutdown, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 
-/// Bytes asked of one splice (the pipe is grown to hold them).
-const CHUNK: usize = 1 << 20;
+use super::splice::CHUNK;
 
 /// Stack of a relay thread: a loop of system calls.
 const STACK_BYTES: usize = 128 * 1024;
@@ -105,7 +104,7 @@ fn direction(
 /// Moves everything `from` sends to `to` through a pipe, blocking; copies instead where the
 /// kernel refuses to splice the pair.
 fn move_all(from: &TcpStream, to: &TcpStream) -> io::Result<u64> {
-    let Ok((read, write)) = pipe() else {
+    let Ok((read, write)) = super::splice::grown_pipe(0) else {
         return copy(from, to);
     };
     let mut total = 0u64;
@@ -134,34 +133,9 @@ fn move_all(from: &TcpStream, to: &TcpStream) -> io::Result<u64> {
     }
 }
 
-/// A blocking close-on-exec pipe, grown to [`CHUNK`] where the system allows.
-fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0 as RawFd; 2];
-    // SAFETY: pipe2 fills a live array; both descriptors are owned at once.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: pipe2 returned two new descriptors.
-    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    // SAFETY: fcntl on a descriptor we own; the default size (64 KiB) still works.
-    unsafe { libc::fcntl(write.as_raw_fd(), libc::F_SETPIPE_SZ, CHUNK as libc::c_int) };
-    Ok((read, write))
-}
-
 /// One blocking splice of up to `len` bytes.
 fn splice(from: RawFd, to: RawFd, len: usize) -> io::Result<usize> {
-    // SAFETY: splice between two descriptors this process owns, no offsets.
-    let n = unsafe {
-        libc::splice(
-            from,
-            std::ptr::null_mut(),
-            to,
-            std::ptr::null_mut(),
-            len,
-            libc::SPLICE_F_MOVE,
-        )
-    };
-    usize::try_from(n).map_err(|_| io::Error::last_os_error())
+    super::splice::splice_with(from, to, len, libc::SPLICE_F_MOVE)
 }
 
 /// The blocking user-space copy, through one 64 KiB buffer.

@@ -535,3 +535,22 @@ impl HttpHost {
         self.child.id()
     }
 }
+
+/// A one-page HTTP server on the host's 127.0.0.1 that answers every connection with `page`;
+/// returns its port.
+pub fn serve_page(page: &'static str) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut head = [0u8; 4096];
+            let _ = stream.read(&mut head);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                page.len()
+            );
+        }
+    });
+    port
+}

@@ -6,29 +6,12 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::support::http::serve_page as serve;
 use crate::support::mcp::Binary;
 use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::TcpListener;
 
-/// A one-page HTTP server on the host's 127.0.0.1 (answers every connection with `page`).
-fn serve(page: &'static str) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut stream = stream;
-            let mut head = [0u8; 4096];
-            let _ = stream.read(&mut head);
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
-                page.len()
-            );
-        }
-    });
-    port
-}
 
 fn host(port: u16) -> (Binary, tempfile::TempDir) {
     let workspace = tempfile::tempdir().unwrap();

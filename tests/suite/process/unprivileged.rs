@@ -6,10 +6,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::support::http::serve_page as serve;
 use crate::support::mcp::Binary;
 use serde_json::{Value, json};
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::os::unix::fs::{PermissionsExt, chown};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -83,23 +82,6 @@ fn bash(host: &mut Binary, command: &str) -> Value {
     answer["result"]["value"].clone()
 }
 
-/// A one-page HTTP server on the host's 127.0.0.1.
-fn serve(page: &'static str) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for mut stream in listener.incoming().flatten() {
-            let mut head = [0u8; 4096];
-            let _ = stream.read(&mut head);
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
-                page.len()
-            );
-        }
-    });
-    port
-}
 
 #[test]
 fn an_unprivileged_host_confines_commands_in_namespaces_with_a_scope_loopback() {

@@ -20,11 +20,10 @@ use super::root::FsRoot;
 use super::{file_error, regular_file};
 use crate::builtins::typed;
 use crate::tool::{
-    CardMeta, Concurrency, ContentBlock, DefinitionError, Render, Renderer, ToolDefinition,
-    ToolError, ToolExecution, ToolRunContext,
+    CardMeta, Concurrency, ContentBlock, DefinitionError, Render, ToolDefinition, ToolError,
+    ToolRunContext,
 };
 use dsh_tools_protocol::{ImageContent, ImageTag};
-use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::io::Read;
@@ -154,7 +153,7 @@ pub fn definition(
             "pages": { "type": "string", "description": "Page range of a PDF, such as \"1-5\", \"3\" or \"1-3,7\" (at most 20 pages)." }
         }))
         .output(output_schema())
-        .render(Render::Custom(Arc::new(ReadRenderer)))
+        .render(Render::Custom(Arc::new(typed::BlocksRenderer(blocks))))
         .concurrency(Concurrency::Parallel)
         .idempotent(true)
         .cards(Arc::new(cards::ReadCards))
@@ -298,23 +297,6 @@ fn blocks(output: &ReadOutput) -> Vec<ContentBlock> {
         }
         ReadOutput::Media(MediaRead::Pdf(pdf)) => vec![ContentBlock::text(pdf::render(pdf))],
         ReadOutput::Media(MediaRead::Notebook(notebook)) => notebook::blocks(notebook),
-    }
-}
-
-/// Renders the value into text and image blocks.
-struct ReadRenderer;
-
-impl Renderer for ReadRenderer {
-    fn render(
-        &self,
-        _execution: &ToolExecution,
-        _registration: &str,
-        value: &Value,
-    ) -> BoxFuture<'static, Result<Vec<ContentBlock>, ToolError>> {
-        let rendered = ReadOutput::deserialize(value)
-            .map(|output| blocks(&output))
-            .map_err(|e| ToolError::new(format!("cannot render the result: {e}")));
-        Box::pin(async move { rendered })
     }
 }
 
