@@ -4,5 +4,7 @@ mod bash;
 mod egress;
 mod fs;
 mod fs_hostile;
+mod grep_args;
+mod grep_rg;
 mod sandbox;
 mod sessions;
