@@ -2,9 +2,9 @@
 //! (`-i`, `-U --multiline-dotall`), `grep-searcher` streams each file with `rg`'s binary
 //! detection (a NUL byte stops the search of a file found by the walk) and BOM sniffing,
 //! and the walk runs on all cores (`walk::parallel`). Every file is opened here, beneath the
-//! root without following links (`beneath::open_for_reading`), checked to be a regular file
-//! on its descriptor, and read at most [`MAX_FILE_BYTES`] + 1 bytes: the searcher never
-//! opens a path by name.
+//! root without following links (`beneath::ReadRoot`, `open_for_reading` from a root opened
+//! once per search), checked to be a regular file on its descriptor, and read at most
+//! [`MAX_FILE_BYTES`] + 1 bytes: the searcher never opens a path by name.
 
 use super::super::beneath;
 use super::super::root::FsRoot;
@@ -124,12 +124,19 @@ pub(super) fn run(
     token: &CancellationToken,
 ) -> Option<Findings> {
     let shared = Mutex::new(Findings::default());
+    // Opened once: a search opens thousands of files beneath it.
+    let Ok(opener) = beneath::ReadRoot::open(root.path()) else {
+        let mut findings = shared.into_inner();
+        findings.unreadable = 1;
+        return Some(findings);
+    };
+    let opener = &opener;
     if base.is_dir() {
         let walked = walk::parallel(root, base, filters, token, || {
             let mut searcher = searcher(query);
             let shared = &shared;
             Box::new(move |entry| {
-                search_one(root, entry.path(), query, &mut searcher, shared);
+                search_one(root, opener, entry.path(), query, &mut searcher, shared);
                 true
             })
         });
@@ -138,7 +145,7 @@ pub(super) fn run(
         }
         shared.lock().unreadable += walked.unreadable;
     } else {
-        search_one(root, base, query, &mut searcher(query), &shared);
+        search_one(root, opener, base, query, &mut searcher(query), &shared);
     }
     let mut findings = shared.into_inner();
     findings.too_large.sort();
@@ -161,6 +168,7 @@ fn searcher(query: &Query) -> Searcher {
 
 fn search_one(
     root: &FsRoot,
+    opener: &beneath::ReadRoot,
     path: &Path,
     query: &Query,
     searcher: &mut Searcher,
@@ -171,7 +179,7 @@ fn search_one(
         root.display(path)
             .unwrap_or_else(|| path.display().to_string())
     };
-    let Ok(file) = beneath::open_for_reading(root.path(), path) else {
+    let Ok(file) = opener.open_for_reading(root.path(), path) else {
         shared.lock().unreadable += 1;
         return;
     };
