@@ -226,6 +226,9 @@ pub struct SearchLineMatch {
     pub line_number: u64,
     /// The line text.
     pub line: String,
+    /// A context line around a match (grep's `-A`/`-B`/`-C`), not a match.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub context: bool,
 }
 
 /// `{ card: 'read', title?, path, offset, lines, totalLines, lang?, content?, kind?, image?,

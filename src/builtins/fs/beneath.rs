@@ -90,6 +90,39 @@ fn relative<'a>(root: &Path, path: &'a Path) -> io::Result<&'a Path> {
     })
 }
 
+/// The root opened once for many reads (a search): each open is [`open_for_reading`]'s,
+/// from this descriptor instead of a fresh open of the root, so a root swapped for a link
+/// after the search began is not followed either.
+pub(super) struct ReadRoot {
+    directory: OwnedFd,
+}
+
+impl ReadRoot {
+    pub(super) fn open(root: &Path) -> io::Result<ReadRoot> {
+        Ok(ReadRoot {
+            directory: open_root(root)?,
+        })
+    }
+
+    /// Opens the existing `path` (inside `root`, the path this was opened from) for reading.
+    pub(super) fn open_for_reading(&self, root: &Path, path: &Path) -> io::Result<File> {
+        let how = OpenHow::new()
+            .flags(
+                OFlag::O_RDONLY
+                    | OFlag::O_NONBLOCK
+                    | OFlag::O_NOCTTY
+                    | OFlag::O_CLOEXEC
+                    | OFlag::O_NOFOLLOW,
+            )
+            .resolve(BENEATH);
+        Ok(File::from(openat2(
+            &self.directory,
+            relative(root, path)?,
+            how,
+        )?))
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -1,8 +1,10 @@
-//! `glob`: file paths under a directory matching a glob pattern, capped with `truncated` and
-//! `total` so a partial list never reads as complete.
+//! `glob`: file paths under a directory matching a glob pattern, the set `rg --files -g
+//! PATTERN` lists (same walker, same glob semantics), most recently modified first as Claude
+//! Code orders them, capped with `truncated` and `total` so a partial list never reads as
+//! complete.
 
 use super::root::FsRoot;
-use super::walk;
+use super::walk::{self, Filters};
 use crate::builtins::cards::{search_call, success_meta};
 use crate::builtins::typed::{self, TextRenderer};
 use crate::cards::{SearchPaths, SearchResultView, ToolResultView};
@@ -10,12 +12,15 @@ use crate::tool::{
     Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
 };
 use crate::tool::{DurableResult, ToolCards};
-use globset::GlobBuilder;
+use ignore::overrides::OverrideBuilder;
+use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::json;
+use std::cmp::Reverse;
 use std::path::{Component, Path};
 use std::sync::Arc;
+use std::time::SystemTime;
 use tokio_util::sync::CancellationToken;
 
 /// Paths returned at most.
@@ -30,7 +35,7 @@ struct GlobArgs {
 /// The canonical value.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GlobOutput {
-    /// Root-relative paths, sorted.
+    /// Root-relative paths, most recently modified first (then by path).
     pub paths: Vec<String>,
     /// Whether `paths` is only the first page.
     pub truncated: bool,
@@ -42,9 +47,11 @@ pub struct GlobOutput {
 pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, DefinitionError> {
     let description = format!(
         "Find files by glob pattern (`**/*.rs`, `src/*.{{ts,tsx}}`) under a directory of the \
-         workspace root {root}. The pattern is matched against paths relative to `path` (default: \
-         the root); `*` stays within one directory, `**` crosses them. Returns at most \
-         {MAX_PATHS} root-relative paths in sorted order; .gitignore'd files are skipped.",
+         workspace root {root}: the files `rg --files -g PATTERN` lists. A pattern with a `/` \
+         is matched against paths relative to `path` (default: the root), `*` within one \
+         directory and `**` across them; one without (`*.rs`) matches file names at any depth. \
+         Returns at most {MAX_PATHS} root-relative paths, most recently modified first; hidden \
+         and .gitignore'd files are skipped unless the pattern names them.",
         root = root.path().display()
     );
     ToolDefinition::builder("glob")
@@ -89,11 +96,6 @@ fn glob(
             "pattern must be relative and must not contain \"..\"; choose the directory with `path`",
         ));
     }
-    let matcher = GlobBuilder::new(&args.pattern)
-        .literal_separator(true)
-        .build()
-        .map_err(|e| ToolError::new(format!("invalid glob pattern: {e}")))?
-        .compile_matcher();
     let requested = args.path.as_deref().unwrap_or(".");
     let base = root.resolve(requested)?;
     if !base.path.exists() {
@@ -104,14 +106,39 @@ fn glob(
             "\"{requested}\" is not a directory"
         )));
     }
-    let mut paths = Vec::new();
-    walk::files(root, &base.path, token, |found| {
-        if matcher.is_match(&found.within_base) {
-            paths.push(found.display);
-        }
-        Ok(())
-    })?;
-    paths.sort();
+    let mut overrides = OverrideBuilder::new(&base.path);
+    overrides
+        .add(&args.pattern)
+        .map_err(|e| ToolError::new(format!("invalid glob pattern: {e}")))?;
+    let overrides = overrides
+        .build()
+        .map_err(|e| ToolError::new(format!("invalid glob pattern: {e}")))?;
+    let filters = Filters {
+        types: None,
+        overrides: Some(overrides),
+    };
+    let found: Mutex<Vec<(Reverse<SystemTime>, String)>> = Mutex::new(Vec::new());
+    let walked = walk::parallel(root, &base.path, filters, token, || {
+        let found = &found;
+        Box::new(move |entry| {
+            if let Some(display) = root.display(entry.path()) {
+                // The entry's own time (lstat): links are not listed, so nothing is followed.
+                let modified = entry
+                    .metadata()
+                    .ok()
+                    .and_then(|meta| meta.modified().ok())
+                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                found.lock().push((Reverse(modified), display));
+            }
+            true
+        })
+    });
+    if walked.cancelled {
+        return Err(typed::aborted());
+    }
+    let mut found = found.into_inner();
+    found.sort_unstable();
+    let mut paths: Vec<String> = found.into_iter().map(|(_, path)| path).collect();
     let total = paths.len() as u64;
     let truncated = paths.len() > MAX_PATHS;
     paths.truncate(MAX_PATHS);

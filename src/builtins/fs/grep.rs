@@ -1,39 +1,28 @@
-//! `grep`: regular-expression search over file contents under the root, in three output
-//! modes (matching lines, matching files, counts), capped with `truncated` and `total`.
+//! `grep`: Claude Code's `Grep` on ripgrep's own libraries (see `search`): the same files,
+//! lines and counts as `rg` with the same flags, in three output modes (matching lines with
+//! context, matching files newest first, counts per file), paged with `offset` and
+//! `head_limit`, and every file it did not search (too large, binary, unreadable) counted.
+
+mod page;
+mod search;
+mod view;
 
 use super::root::FsRoot;
-use super::walk;
-use crate::builtins::cards::{search_call, success_meta};
+use super::walk::Filters;
 use crate::builtins::typed::{self, TextRenderer};
-use crate::cards::{
-    SearchFileMatches, SearchLineMatch, SearchMatches, SearchPaths, SearchResultView,
-    ToolResultView,
-};
 use crate::tool::{
     Concurrency, DefinitionError, Render, ToolDefinition, ToolError, ToolRunContext,
 };
-use crate::tool::{DurableResult, ToolCards};
-use globset::GlobBuilder;
-use regex::RegexBuilder;
+use ignore::overrides::{Override, OverrideBuilder};
+use ignore::types::{Types, TypesBuilder};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use serde_json::json;
-use std::io::Read;
+use std::path::Path;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-/// Results kept when the call sets no `head_limit`: matching lines in `content` mode.
-const DEFAULT_LINES: u64 = 200;
-/// Results kept when the call sets no `head_limit`: files in the other modes.
-const DEFAULT_FILES: u64 = 100;
-/// Largest `head_limit`.
-const MAX_HEAD_LIMIT: i64 = 2000;
-/// Matched lines are cut to this many characters.
-const MAX_LINE_CHARS: usize = 500;
-/// Larger files are skipped.
-const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
-/// A NUL byte within this many leading bytes marks a binary file (skipped).
-const BINARY_PROBE_BYTES: usize = 8192;
+/// Entries kept when the call sets no `head_limit` (Claude Code's default); 0 means all.
+const DEFAULT_HEAD_LIMIT: u64 = 250;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -49,65 +38,148 @@ struct GrepArgs {
     pattern: String,
     path: Option<String>,
     glob: Option<String>,
+    #[serde(rename = "type")]
+    file_type: Option<String>,
     #[serde(default)]
     output_mode: Mode,
+    #[serde(rename = "-A")]
+    after: Option<u64>,
+    #[serde(rename = "-B")]
+    before: Option<u64>,
+    #[serde(rename = "-C")]
+    around: Option<u64>,
+    #[serde(rename = "-n", default = "yes")]
+    line_numbers: bool,
     #[serde(rename = "-i", default)]
     case_insensitive: bool,
-    head_limit: Option<i64>,
+    #[serde(default)]
+    multiline: bool,
+    head_limit: Option<u64>,
+    #[serde(default)]
+    offset: u64,
 }
 
-/// The canonical value, tagged by `mode`.
+fn yes() -> bool {
+    true
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
+}
+
+/// The canonical value, tagged by `mode`. An entry is a line in `content` mode (a match or
+/// a context line) and a file in the others; `total` counts entries, `offset` entries were
+/// skipped before the ones shown, and `truncated` says more follow.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "mode", rename_all = "snake_case")]
 pub enum GrepOutput {
-    /// Matching lines grouped by file; `total` counts matching lines.
+    /// Matching (and context) lines grouped by file, files in path order.
     Content {
         /// Files in path order.
         files: Vec<MatchedFile>,
-        /// Whether lines were left out.
+        /// Whether lines follow the ones shown.
         truncated: bool,
-        /// Matching lines in all.
+        /// Lines in all.
         total: u64,
         /// Files too large to search (absent when none).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         skipped: Vec<String>,
+        /// Files not searched, by reason (absent when none).
+        #[serde(
+            rename = "notSearched",
+            default,
+            skip_serializing_if = "NotSearched::is_empty"
+        )]
+        not_searched: NotSearched,
+        /// Lines skipped before the first shown (`offset`).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        offset: u64,
+        /// Whether the text shows line numbers (`-n`, default true).
+        #[serde(
+            rename = "lineNumbers",
+            default = "yes",
+            skip_serializing_if = "is_true"
+        )]
+        line_numbers: bool,
     },
-    /// Files with at least one match; `total` counts them.
+    /// Files with at least one match, most recently modified first.
     FilesWithMatches {
-        /// Root-relative paths in order.
+        /// Root-relative paths, newest first.
         paths: Vec<String>,
-        /// Whether files were left out.
+        /// Whether files follow the ones shown.
         truncated: bool,
         /// Matching files in all.
         total: u64,
         /// Files too large to search (absent when none).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         skipped: Vec<String>,
+        /// Files not searched, by reason (absent when none).
+        #[serde(
+            rename = "notSearched",
+            default,
+            skip_serializing_if = "NotSearched::is_empty"
+        )]
+        not_searched: NotSearched,
+        /// Files skipped before the first shown (`offset`).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        offset: u64,
     },
-    /// Matching lines per file; `total` counts files.
+    /// Matches per file (`rg -c`), files in path order.
     Count {
         /// Counts in path order.
         counts: Vec<PathCount>,
-        /// Whether files were left out.
+        /// Whether files follow the ones shown.
         truncated: bool,
         /// Matching files in all.
         total: u64,
         /// Files too large to search (absent when none).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         skipped: Vec<String>,
+        /// Files not searched, by reason (absent when none).
+        #[serde(
+            rename = "notSearched",
+            default,
+            skip_serializing_if = "NotSearched::is_empty"
+        )]
+        not_searched: NotSearched,
+        /// Files skipped before the first shown (`offset`).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        offset: u64,
     },
 }
 
-/// One file's matching lines.
+/// Files a search did not (wholly) search: never silently dropped.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotSearched {
+    /// Larger than 16 MiB (named in `skipped`).
+    pub too_large: u64,
+    /// A NUL byte found (searching stops there, as `rg`'s does).
+    pub binary: u64,
+    /// Files or directories that could not be opened or read.
+    pub unreadable: u64,
+}
+
+impl NotSearched {
+    fn is_empty(&self) -> bool {
+        *self == NotSearched::default()
+    }
+}
+
+/// One file's lines.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MatchedFile {
     /// Root-relative path.
     pub path: String,
-    /// Its matching lines.
+    /// Its matching and context lines, in file order.
     pub matches: Vec<MatchedLine>,
 }
 
-/// One matching line.
+/// One line of a file: a match, or context around one.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MatchedLine {
@@ -115,91 +187,58 @@ pub struct MatchedLine {
     pub line_number: u64,
     /// The line, cut to a preview length.
     pub line: String,
+    /// A context line (`-A`/`-B`/`-C`), not a match (absent on matches).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub context: bool,
 }
 
-/// One file's count of matching lines.
+/// One file's count of matches.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PathCount {
     /// Root-relative path.
     pub path: String,
-    /// Matching lines.
+    /// Matches (matching lines, as `rg -c` counts them).
     pub count: u64,
 }
 
 /// The `grep` definition.
 pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, DefinitionError> {
     let description = format!(
-        "Search file contents with a regular expression (Rust regex syntax) under a file or \
-         directory of the workspace root {root}. `output_mode`: \"files_with_matches\" (default) \
-         lists matching files, \"content\" shows matching lines as path:line:text, \"count\" \
-         counts matching lines per file. `glob` filters files (`*.rs`), `-i` ignores case, \
-         `head_limit` caps results (default {DEFAULT_LINES} lines or {DEFAULT_FILES} files). \
-         .gitignore'd and binary files are skipped. A path in the host's spill directory \
-         (where results too large to show are saved) may be searched too.",
+        "Search file contents with a regular expression (ripgrep's syntax and engine) under a \
+         file or directory of the workspace root {root}; results equal `rg`'s with the same \
+         flags. `output_mode`: \"files_with_matches\" (default) lists matching files, most \
+         recently modified first; \"content\" shows matching lines as path:line:text (context \
+         lines as path-line-text, with -A/-B/-C); \"count\" counts matches per file. `glob` \
+         (`*.rs`, `*.{{ts,tsx}}`) and `type` (`rust`, `py`, `js`, ...) filter files, `-i` \
+         ignores case, `multiline` lets patterns span lines (`.` matches newlines). \
+         `head_limit` keeps the first N entries (lines or files; default {DEFAULT_HEAD_LIMIT}, \
+         0 for all) after skipping `offset` entries, for paging. Hidden, .gitignore'd, binary \
+         and larger-than-16-MiB files are skipped; the skipped ones are counted. A path in the \
+         host's spill directory (where results too large to show are saved) may be searched too.",
         root = root.path().display()
     );
-    let search_result = |mode: &str, key: &str, items: serde_json::Value| {
-        json!({
-            "type": "object",
-            "additionalProperties": false,
-            "properties": {
-                "mode": { "type": "string", "const": mode, "required": true },
-                key: { "type": "array", "required": true, "items": items },
-                "truncated": { "type": "boolean", "required": true },
-                "total": { "type": "integer", "required": true },
-                "skipped": {
-                    "type": "array",
-                    "items": { "type": "string" },
-                    "description": "Files not searched because they are larger than 16 MiB."
-                }
-            }
-        })
-    };
-    let line = json!({
-        "type": "object",
-        "additionalProperties": false,
-        "properties": {
-            "lineNumber": { "type": "integer", "required": true },
-            "line": { "type": "string", "required": true }
-        }
-    });
-    let file = json!({
-        "type": "object",
-        "additionalProperties": false,
-        "properties": {
-            "path": { "type": "string", "required": true },
-            "matches": { "type": "array", "required": true, "items": line }
-        }
-    });
-    let count = json!({
-        "type": "object",
-        "additionalProperties": false,
-        "properties": {
-            "path": { "type": "string", "required": true },
-            "count": { "type": "integer", "required": true }
-        }
-    });
     ToolDefinition::builder("grep")
         .description(description)
         .parameters(json!({
-            "pattern": { "type": "string", "required": true, "description": "Regular expression to search for." },
+            "pattern": { "type": "string", "required": true, "description": "Regular expression to search for (rg syntax)." },
             "path": { "type": "string", "description": "File or directory to search (default: the root)." },
-            "glob": { "type": "string", "description": "Only search files whose path matches this glob (`*.rs`, `src/**/*.ts`)." },
+            "glob": { "type": "string", "description": "Only search files matching this glob, as rg --glob (`*.rs`, `*.{ts,tsx}`, `src/**/*.ts`, `!*.min.js`)." },
+            "type": { "type": "string", "description": "Only search files of this type, as rg --type (`rust`, `py`, `js`, `ts`, `go`, `java`, ...)." },
             "output_mode": { "type": "string", "enum": ["content", "files_with_matches", "count"], "description": "What to return (default files_with_matches)." },
+            "-A": { "type": "integer", "description": "Lines of context after each match (content mode)." },
+            "-B": { "type": "integer", "description": "Lines of context before each match (content mode)." },
+            "-C": { "type": "integer", "description": "Lines of context before and after each match (content mode)." },
+            "-n": { "type": "boolean", "description": "Show line numbers (content mode; default true)." },
             "-i": { "type": "boolean", "description": "Case-insensitive search." },
-            "head_limit": { "type": "integer", "description": "Results to keep (1 to 2000)." }
+            "multiline": { "type": "boolean", "description": "Patterns may span lines and `.` matches newlines (rg -U --multiline-dotall)." },
+            "head_limit": { "type": "integer", "description": "Entries (lines or files) to return after `offset` (default 250; 0 for all)." },
+            "offset": { "type": "integer", "description": "Entries to skip before `head_limit` applies, for paging (default 0)." }
         }))
-        .output(json!({
-            "oneOf": [
-                search_result("content", "files", file),
-                search_result("files_with_matches", "paths", json!({ "type": "string" })),
-                search_result("count", "counts", count)
-            ]
-        }))
-        .render(Render::Custom(Arc::new(TextRenderer(render))))
+        .output(view::output_schema())
+        .render(Render::Custom(Arc::new(TextRenderer(view::render))))
         .concurrency(Concurrency::Parallel)
         .idempotent(true)
-        .cards(Arc::new(GrepCards))
+        .cards(Arc::new(view::GrepCards))
         .card_meta(Arc::new(|_arguments, value| {
             let count = value.get("mode")?.as_str()? == "count";
             (!count).then(|| value.clone())
@@ -215,46 +254,13 @@ pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, DefinitionError> 
         })
 }
 
-/// What one search accumulates, whatever the mode.
-struct Tally {
-    mode: Mode,
-    limit: u64,
-    files: Vec<MatchedFile>,
-    paths: Vec<String>,
-    counts: Vec<PathCount>,
-    total: u64,
-    /// Files too large to search.
-    skipped: Vec<String>,
-}
-
 fn grep(
     root: &FsRoot,
     args: &GrepArgs,
     token: &CancellationToken,
 ) -> Result<GrepOutput, ToolError> {
-    let regex = RegexBuilder::new(&args.pattern)
-        .case_insensitive(args.case_insensitive)
-        .build()
+    let matcher = search::matcher(&args.pattern, args.case_insensitive, args.multiline)
         .map_err(|e| ToolError::new(format!("invalid regular expression: {e}")))?;
-    let filter = match &args.glob {
-        None => None,
-        Some(glob) => Some(
-            GlobBuilder::new(glob)
-                .build()
-                .map_err(|e| ToolError::new(format!("invalid glob: {e}")))?
-                .compile_matcher(),
-        ),
-    };
-    let limit = match args.head_limit {
-        None if args.output_mode == Mode::Content => DEFAULT_LINES,
-        None => DEFAULT_FILES,
-        Some(n) if (1..=MAX_HEAD_LIMIT).contains(&n) => n.unsigned_abs(),
-        Some(_) => {
-            return Err(ToolError::new(format!(
-                "head_limit must be between 1 and {MAX_HEAD_LIMIT}"
-            )));
-        }
-    };
     let requested = args.path.as_deref().unwrap_or(".");
     let spill_dir = root.for_reading(requested);
     let root = spill_dir.as_ref().unwrap_or(root);
@@ -262,256 +268,80 @@ fn grep(
     if !base.path.exists() {
         return Err(ToolError::new(format!("\"{requested}\" does not exist")));
     }
-    let mut tally = Tally {
+    let filters = Filters {
+        types: args.file_type.as_deref().map(file_types).transpose()?,
+        overrides: args
+            .glob
+            .as_deref()
+            .map(|glob| overrides(&base.path, glob))
+            .transpose()?,
+    };
+    let limit = args.head_limit.unwrap_or(DEFAULT_HEAD_LIMIT);
+    let around = args.around.unwrap_or(0);
+    let query = search::Query {
+        matcher,
         mode: args.output_mode,
-        limit,
-        files: Vec::new(),
-        paths: Vec::new(),
-        counts: Vec::new(),
-        total: 0,
-        skipped: Vec::new(),
+        before: context_lines(args.before.unwrap_or(around)),
+        after: context_lines(args.after.unwrap_or(around)),
+        multiline: args.multiline,
+        window_end: match limit {
+            0 => u64::MAX,
+            limit => args.offset.saturating_add(limit),
+        },
     };
-    walk::files(root, &base.path, token, |found| {
-        // An explicitly named file is searched whatever the filter says (like ripgrep).
-        let named = found.within_base.as_os_str().is_empty();
-        if !named
-            && filter
-                .as_ref()
-                .is_some_and(|f| !f.is_match(&found.within_base))
-        {
-            return Ok(());
-        }
-        match searchable_text(root, &found.file) {
-            Searchable::Text(text) => tally.search(&regex, found.display, &text),
-            Searchable::TooLarge => tally.skipped.push(found.display),
-            Searchable::Not => {}
-        }
-        Ok(())
-    })?;
-    Ok(tally.finish())
+    let findings =
+        search::run(root, &base.path, filters, &query, token).ok_or_else(typed::aborted)?;
+    Ok(page::output(
+        findings,
+        args.output_mode,
+        page::Page {
+            offset: args.offset,
+            limit,
+            line_numbers: args.line_numbers,
+        },
+    ))
 }
 
-impl Tally {
-    fn search(&mut self, regex: &regex::Regex, path: String, text: &str) {
-        let mut matching = text
-            .lines()
-            .enumerate()
-            .filter(|(_, line)| regex.is_match(line));
-        match self.mode {
-            Mode::Content => {
-                let mut matches = Vec::new();
-                for (index, line) in matching {
-                    self.total += 1;
-                    if self.total <= self.limit {
-                        matches.push(MatchedLine {
-                            line_number: index as u64 + 1,
-                            line: line.chars().take(MAX_LINE_CHARS).collect(),
-                        });
-                    }
-                }
-                if !matches.is_empty() {
-                    self.files.push(MatchedFile { path, matches });
-                }
-            }
-            Mode::FilesWithMatches => {
-                if matching.next().is_some() {
-                    self.total += 1;
-                    if self.total <= self.limit {
-                        self.paths.push(path);
-                    }
-                }
-            }
-            Mode::Count => {
-                let count = matching.count() as u64;
-                if count > 0 {
-                    self.total += 1;
-                    if self.total <= self.limit {
-                        self.counts.push(PathCount { path, count });
-                    }
-                }
-            }
-        }
-    }
-
-    fn finish(self) -> GrepOutput {
-        let (total, truncated, skipped) = (self.total, self.total > self.limit, self.skipped);
-        match self.mode {
-            Mode::Content => GrepOutput::Content {
-                files: self.files,
-                truncated,
-                total,
-                skipped,
-            },
-            Mode::FilesWithMatches => GrepOutput::FilesWithMatches {
-                paths: self.paths,
-                truncated,
-                total,
-                skipped,
-            },
-            Mode::Count => GrepOutput::Count {
-                counts: self.counts,
-                truncated,
-                total,
-                skipped,
-            },
-        }
-    }
+fn context_lines(lines: u64) -> usize {
+    usize::try_from(lines).unwrap_or(usize::MAX)
 }
 
-/// What grep makes of one file.
-enum Searchable {
-    Text(String),
-    /// Over [`MAX_FILE_BYTES`]: reported, so "no matches" is never a silent skip.
-    TooLarge,
-    /// Unreadable or binary.
-    Not,
+/// `rg --type NAME` over ripgrep's default type definitions.
+fn file_types(name: &str) -> Result<Types, ToolError> {
+    let mut builder = TypesBuilder::new();
+    builder.add_defaults();
+    let known = builder.definitions();
+    if name != "all" && !known.iter().any(|def| def.name() == name) {
+        let common = [
+            "rust", "py", "js", "ts", "go", "java", "c", "cpp", "ruby", "sh", "md", "json",
+        ];
+        let listed: Vec<&str> = common
+            .into_iter()
+            .filter(|name| known.iter().any(|def| def.name() == *name))
+            .collect();
+        return Err(ToolError::new(format!(
+            "unknown type \"{name}\": use one of ripgrep's types, such as {} ({} in all; \
+             `glob` filters by any pattern)",
+            listed.join(", "),
+            known.len()
+        )));
+    }
+    builder.select(name);
+    builder
+        .build()
+        .map_err(|e| ToolError::new(format!("invalid type: {e}")))
 }
 
-/// Reads `file` through the root's one-step open (a link or a FIFO swapped in after the
-/// listing is never followed nor waited on) and at most [`MAX_FILE_BYTES`] of it, however
-/// large it claims to be or grows.
-fn searchable_text(root: &FsRoot, file: &std::path::Path) -> Searchable {
-    let Ok(opened) = super::beneath::open_for_reading(root.path(), file) else {
-        return Searchable::Not;
-    };
-    match opened.metadata() {
-        Ok(meta) if meta.is_file() && meta.len() > MAX_FILE_BYTES => return Searchable::TooLarge,
-        Ok(meta) if meta.is_file() => {}
-        _ => return Searchable::Not,
+/// `rg --glob`: whitespace-separated globs rooted at the search directory; a leading `!`
+/// excludes.
+fn overrides(base: &Path, globs: &str) -> Result<Override, ToolError> {
+    let mut builder = OverrideBuilder::new(base);
+    for glob in globs.split_whitespace() {
+        builder
+            .add(glob)
+            .map_err(|e| ToolError::new(format!("invalid glob: {e}")))?;
     }
-    let mut bytes = Vec::new();
-    if opened
-        .take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .is_err()
-    {
-        return Searchable::Not;
-    }
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Searchable::TooLarge;
-    }
-    let probe = &bytes[..bytes.len().min(BINARY_PROBE_BYTES)];
-    if probe.contains(&0) {
-        return Searchable::Not;
-    }
-    Searchable::Text(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-fn render(output: &GrepOutput) -> String {
-    let (lines, truncated, total, unit): (Vec<String>, _, _, _) = match output {
-        GrepOutput::Content {
-            files,
-            truncated,
-            total,
-            ..
-        } => (
-            files
-                .iter()
-                .flat_map(|file| {
-                    file.matches
-                        .iter()
-                        .map(|m| format!("{}:{}:{}", file.path, m.line_number, m.line))
-                })
-                .collect(),
-            *truncated,
-            *total,
-            "matching lines",
-        ),
-        GrepOutput::FilesWithMatches {
-            paths,
-            truncated,
-            total,
-            ..
-        } => (paths.clone(), *truncated, *total, "files"),
-        GrepOutput::Count {
-            counts,
-            truncated,
-            total,
-            ..
-        } => (
-            counts
-                .iter()
-                .map(|c| format!("{}:{}", c.path, c.count))
-                .collect(),
-            *truncated,
-            *total,
-            "files",
-        ),
-    };
-    let skipped = match output {
-        GrepOutput::Content { skipped, .. }
-        | GrepOutput::FilesWithMatches { skipped, .. }
-        | GrepOutput::Count { skipped, .. } => skipped,
-    };
-    let mut text = if lines.is_empty() {
-        "No matches found".to_owned()
-    } else {
-        let shown = lines.len();
-        let mut text = lines.join("\n");
-        if truncated {
-            text.push_str(&format!(
-                "\n\n(showing the first {shown} of {total} {unit}; narrow the search or raise head_limit)"
-            ));
-        }
-        text
-    };
-    if !skipped.is_empty() {
-        text.push_str(&format!(
-            "\n\n(not searched, larger than 16 MiB: {}; use read with offset/limit on them)",
-            skipped.join(", ")
-        ));
-    }
-    text
-}
-
-/// `grep`: a search row, then matches grouped by file (`content`) or paths
-/// (`files_with_matches`); counts keep the generic card.
-struct GrepCards;
-
-impl ToolCards for GrepCards {
-    fn call_card(&self, arguments: &Value) -> Option<Value> {
-        search_call("Grep", arguments)
-    }
-
-    fn result_card(&self, _arguments: &Value, result: &DurableResult) -> Option<Value> {
-        let search = match success_meta(result)? {
-            GrepOutput::Content {
-                files,
-                truncated,
-                total,
-                ..
-            } => SearchResultView::Matches(SearchMatches {
-                title: None,
-                files: files
-                    .into_iter()
-                    .map(|file| SearchFileMatches {
-                        path: file.path,
-                        matches: file
-                            .matches
-                            .into_iter()
-                            .map(|m| SearchLineMatch {
-                                line_number: m.line_number,
-                                line: m.line,
-                            })
-                            .collect(),
-                    })
-                    .collect(),
-                truncated,
-                total,
-            }),
-            GrepOutput::FilesWithMatches {
-                paths,
-                truncated,
-                total,
-                ..
-            } => SearchResultView::Paths(SearchPaths {
-                title: None,
-                paths,
-                truncated,
-                total,
-            }),
-            GrepOutput::Count { .. } => return None,
-        };
-        ToolResultView::Search(search).to_json()
-    }
+    builder
+        .build()
+        .map_err(|e| ToolError::new(format!("invalid glob: {e}")))
 }

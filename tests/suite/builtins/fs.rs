@@ -349,7 +349,19 @@ async fn paths_that_stay_inside_the_root_resolve() {
     }
 }
 
-/// A tree for the search tools, with an ignored file and a link out of the root.
+/// Sets `relative`'s modification time to `seconds` after the epoch (search results list
+/// the most recently modified first).
+fn modified_at(workspace: &Workspace, relative: &str, seconds: u64) {
+    let file = std::fs::File::options()
+        .write(true)
+        .open(workspace.root.join(relative))
+        .unwrap();
+    let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds);
+    file.set_modified(time).unwrap();
+}
+
+/// A tree for the search tools, with an ignored file, a binary file and links (one out of
+/// the root); modified in the order written, `ignored.rs` last.
 fn search_tree() -> Workspace {
     let workspace = Workspace::new();
     workspace.write("a.rs", "fn main() {}\n");
@@ -363,27 +375,40 @@ fn search_tree() -> Workspace {
     workspace.link("escape", &workspace.outside);
     workspace.link("leak.rs", "../outside/secret.txt");
     workspace.link("inside.rs", "a.rs");
+    let order = [
+        "a.rs",
+        "src/b.rs",
+        "src/c/d.rs",
+        "src/e.txt",
+        "notes.md",
+        "ignored.rs",
+    ];
+    for (n, path) in (1..).zip(order) {
+        modified_at(&workspace, path, 1_000_000 + n * 1000);
+    }
     workspace
 }
 
 #[tokio::test]
-async fn glob_lists_sorted_matches_without_leaving_the_root() {
+async fn glob_lists_newest_first_without_leaving_the_root() {
+    // `rg --files -g`'s set: a glob naming an ignored file lists it (rg's globs override
+    // ignore rules), links are not listed; a glob without `/` matches at any depth.
     let workspace = search_tree();
     let cases = [
         (
             json!({ "pattern": "**/*.rs" }),
-            json!({ "paths": ["a.rs", "inside.rs", "src/b.rs", "src/c/d.rs"], "truncated": false, "total": 4 }),
-            "a.rs\ninside.rs\nsrc/b.rs\nsrc/c/d.rs",
+            json!({ "paths": ["ignored.rs", "src/c/d.rs", "src/b.rs", "a.rs"], "truncated": false, "total": 4 }),
+            "ignored.rs\nsrc/c/d.rs\nsrc/b.rs\na.rs",
         ),
         (
-            json!({ "pattern": "*.rs" }),
-            json!({ "paths": ["a.rs", "inside.rs"], "truncated": false, "total": 2 }),
-            "a.rs\ninside.rs",
+            json!({ "pattern": "src/*.rs" }),
+            json!({ "paths": ["src/b.rs"], "truncated": false, "total": 1 }),
+            "src/b.rs",
         ),
         (
             json!({ "pattern": "*.{rs,txt}", "path": "src" }),
-            json!({ "paths": ["src/b.rs", "src/e.txt"], "truncated": false, "total": 2 }),
-            "src/b.rs\nsrc/e.txt",
+            json!({ "paths": ["src/e.txt", "src/c/d.rs", "src/b.rs"], "truncated": false, "total": 3 }),
+            "src/e.txt\nsrc/c/d.rs\nsrc/b.rs",
         ),
         (
             json!({ "pattern": "*.zig" }),
@@ -419,16 +444,17 @@ async fn glob_caps_long_lists_and_says_so() {
     let workspace = Workspace::new();
     for n in 0..105 {
         workspace.write(&format!("f{n:03}.txt"), "");
+        modified_at(&workspace, &format!("f{n:03}.txt"), 1_000_000 + n);
     }
     let result = workspace.call("glob", json!({ "pattern": "*.txt" })).await;
-    let expected: Vec<String> = (0..100).map(|n| format!("f{n:03}.txt")).collect();
+    let expected: Vec<String> = (5..105).rev().map(|n| format!("f{n:03}.txt")).collect();
     assert_eq!(
         value(&result),
         json!({ "paths": expected, "truncated": true, "total": 105 })
     );
     assert!(
         result.text().ends_with(
-            "f099.txt\n\n(showing the first 100 of 105 paths; narrow the pattern to see the rest)"
+            "f005.txt\n\n(showing the first 100 of 105 paths; narrow the pattern to see the rest)"
         ),
         "{}",
         result.text()
@@ -437,12 +463,14 @@ async fn glob_caps_long_lists_and_says_so() {
 
 #[tokio::test]
 async fn grep_searches_in_three_modes_without_leaving_the_root() {
+    // `blob.bin` is binary: not searched, and counted. Matching files list newest first.
     let workspace = search_tree();
+    let binary = json!({ "tooLarge": 0, "binary": 1, "unreadable": 0 });
     let cases = [
         (
             json!({ "pattern": "TODO" }),
-            json!({ "mode": "files_with_matches", "paths": ["notes.md", "src/b.rs"], "truncated": false, "total": 2 }),
-            "notes.md\nsrc/b.rs",
+            json!({ "mode": "files_with_matches", "paths": ["notes.md", "src/b.rs"], "truncated": false, "total": 2, "notSearched": binary }),
+            "notes.md\nsrc/b.rs\n\n(not searched: 1 binary file)",
         ),
         (
             json!({ "pattern": "todo", "-i": true, "output_mode": "content" }),
@@ -457,9 +485,10 @@ async fn grep_searches_in_three_modes_without_leaving_the_root() {
                     { "path": "src/c/d.rs", "matches": [{ "lineNumber": 1, "line": "// todo later" }] }
                 ],
                 "truncated": false,
-                "total": 4
+                "total": 4,
+                "notSearched": binary
             }),
-            "notes.md:1:TODO: later\nnotes.md:2:TODO: sooner\nsrc/b.rs:2:// TODO fix\nsrc/c/d.rs:1:// todo later",
+            "notes.md:1:TODO: later\nnotes.md:2:TODO: sooner\nsrc/b.rs:2:// TODO fix\nsrc/c/d.rs:1:// todo later\n\n(not searched: 1 binary file)",
         ),
         (
             json!({ "pattern": "TODO", "output_mode": "count" }),
@@ -467,14 +496,16 @@ async fn grep_searches_in_three_modes_without_leaving_the_root() {
                 "mode": "count",
                 "counts": [{ "path": "notes.md", "count": 2 }, { "path": "src/b.rs", "count": 1 }],
                 "truncated": false,
-                "total": 2
+                "total": 2,
+                "notSearched": binary
             }),
-            "notes.md:2\nsrc/b.rs:1",
+            "notes.md:2\nsrc/b.rs:1\n\n(not searched: 1 binary file)",
         ),
         (
+            // rg's `--glob` overrides ignore rules: the ignored file it names is searched.
             json!({ "pattern": "(?i)todo", "glob": "*.rs" }),
-            json!({ "mode": "files_with_matches", "paths": ["src/b.rs", "src/c/d.rs"], "truncated": false, "total": 2 }),
-            "src/b.rs\nsrc/c/d.rs",
+            json!({ "mode": "files_with_matches", "paths": ["ignored.rs", "src/c/d.rs", "src/b.rs"], "truncated": false, "total": 3 }),
+            "ignored.rs\nsrc/c/d.rs\nsrc/b.rs",
         ),
         (
             json!({ "pattern": "fn", "path": "src/b.rs", "glob": "*.md" }),
@@ -492,12 +523,13 @@ async fn grep_searches_in_three_modes_without_leaving_the_root() {
                 "mode": "content",
                 "files": [{ "path": "notes.md", "matches": [{ "lineNumber": 1, "line": "TODO: later" }] }],
                 "truncated": true,
-                "total": 3
+                "total": 3,
+                "notSearched": binary
             }),
-            "notes.md:1:TODO: later\n\n(showing the first 1 of 3 matching lines; narrow the search or raise head_limit)",
+            "notes.md:1:TODO: later\n\n(showing lines 1 to 1 of 3; pass offset 1 for the next page, or narrow the search)\n\n(not searched: 1 binary file)",
         ),
         (
-            json!({ "pattern": "nothing here" }),
+            json!({ "pattern": "nothing here", "type": "rust" }),
             json!({ "mode": "files_with_matches", "paths": [], "truncated": false, "total": 0 }),
             "No matches found",
         ),
@@ -510,24 +542,30 @@ async fn grep_searches_in_three_modes_without_leaving_the_root() {
         assert_eq!(result.meta, meta, "{arguments}");
     }
     let cases = vec![
-        (
-            "grep",
-            json!({ "pattern": "x", "head_limit": 0 }),
-            "head_limit must be between 1 and 2000".to_owned(),
-        ),
         ("grep", json!({ "pattern": "x", "path": "missing" }), "\"missing\" does not exist".to_owned()),
         (
             "grep",
             json!({ "pattern": "x", "output_mode": "lines" }),
             "invalid arguments: \"output_mode\" must be one of [\"content\",\"files_with_matches\",\"count\"]".to_owned(),
         ),
+        (
+            "grep",
+            json!({ "pattern": "x", "type": "klingon" }),
+            "unknown type \"klingon\": use one of ripgrep's types, such as rust, py, js, ts, go, java, c, cpp, ruby, sh, md, json (231 in all; `glob` filters by any pattern)".to_owned(),
+        ),
     ];
     check_failures(&workspace, cases).await;
-    let invalid = workspace.call("grep", json!({ "pattern": "(" })).await;
-    assert!(
-        failure(&invalid).starts_with("invalid regular expression: "),
-        "{invalid:?}"
-    );
+    for (arguments, prefix) in [
+        (json!({ "pattern": "(" }), "invalid regular expression: "),
+        (json!({ "pattern": "x", "glob": "{a" }), "invalid glob: "),
+        (
+            json!({ "pattern": "x", "head_limit": -1 }),
+            "invalid arguments: ",
+        ),
+    ] {
+        let invalid = workspace.call("grep", arguments).await;
+        assert!(failure(&invalid).starts_with(prefix), "{invalid:?}");
+    }
 }
 
 #[tokio::test]
@@ -640,11 +678,12 @@ async fn grep_names_the_files_it_did_not_search_for_their_size() {
     assert_eq!(
         value(&result),
         json!({ "mode": "files_with_matches", "paths": ["small.txt"], "truncated": false,
-                "total": 1, "skipped": ["big.log"] })
+                "total": 1, "skipped": ["big.log"],
+                "notSearched": { "tooLarge": 1, "binary": 0, "unreadable": 0 } })
     );
     assert_eq!(
         result.text(),
-        "small.txt\n\n(not searched, larger than 16 MiB: big.log; use read with offset/limit on them)"
+        "small.txt\n\n(not searched: larger than 16 MiB: big.log (use read with offset/limit on them))"
     );
     let nothing = workspace
         .call(
@@ -654,7 +693,7 @@ async fn grep_names_the_files_it_did_not_search_for_their_size() {
         .await;
     assert_eq!(
         nothing.text(),
-        "No matches found\n\n(not searched, larger than 16 MiB: big.log; use read with offset/limit on them)"
+        "No matches found\n\n(not searched: larger than 16 MiB: big.log (use read with offset/limit on them))"
     );
 }
 

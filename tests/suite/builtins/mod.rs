@@ -4,6 +4,8 @@ mod bash;
 mod egress;
 mod fs;
 mod fs_hostile;
+mod grep_args;
+mod grep_rg;
 mod read_media;
 mod sandbox;
 mod sessions;
