@@ -18,8 +18,7 @@ use std::path::{Component, Path};
 
 /// Opens the existing `path` (inside `root`) for reading; a FIFO does not block the open.
 pub(super) fn open_for_reading(root: &Path, path: &Path) -> io::Result<File> {
-    let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
-    open(root, path, flags).map(File::from)
+    ReadRoot::open(root)?.open_for_reading(root, path)
 }
 
 /// Opens the directory that holds `path` (inside `root`), making missing parents when
@@ -68,14 +67,6 @@ fn open_root(root: &Path) -> io::Result<OwnedFd> {
         .flags(OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC)
         .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS);
     Ok(openat2(nix::fcntl::AT_FDCWD, root, how)?)
-}
-
-fn open(root: &Path, path: &Path, flags: OFlag) -> io::Result<OwnedFd> {
-    let directory = open_root(root)?;
-    let how = OpenHow::new()
-        .flags(flags | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW)
-        .resolve(BENEATH);
-    Ok(openat2(&directory, relative(root, path)?, how)?)
 }
 
 /// `path` relative to `root` (`.` for the root itself).
