@@ -194,15 +194,55 @@ fn split(content: Vec<ContentBlock>) -> (String, Vec<ContentBlock>) {
 }
 
 /// `meta` with `spill: { path, bytes }` (a meta that is not an object is kept as it is:
-/// the content still names the file).
+/// the content still names the file). A spill the tool named already (a `bash` stream's)
+/// moves into `spill.more`, so every spill file of a result is found in one place.
 fn with_spill(meta: Option<Value>, saved: &SpillRef) -> Option<Value> {
-    let spill = json!({ "path": saved.path.display().to_string(), "bytes": saved.bytes });
+    let mut spill = json!({ "path": saved.path.display().to_string(), "bytes": saved.bytes });
     match meta {
         None => Some(json!({ "spill": spill })),
         Some(Value::Object(mut object)) => {
+            if let Some(Value::Object(mut earlier)) = object.remove("spill") {
+                let mut more = match earlier.remove("more") {
+                    Some(Value::Array(more)) => more,
+                    _ => Vec::new(),
+                };
+                more.insert(0, Value::Object(earlier));
+                spill["more"] = Value::Array(more);
+            }
             object.insert("spill".into(), spill);
             Some(Value::Object(object))
         }
         Some(other) => Some(other),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spill_the_tool_named_moves_into_more_beside_the_pipelines() {
+        let saved = SpillRef {
+            path: "/s/result.txt".into(),
+            bytes: 9,
+            lines: 1,
+        };
+        let tool = json!({ "exitCode": 0, "spill": {
+            "path": "/s/out", "bytes": 5, "stream": "stdout",
+            "more": [{ "path": "/s/err", "bytes": 3, "stream": "stderr" }] } });
+        assert_eq!(
+            with_spill(Some(tool), &saved),
+            Some(json!({ "exitCode": 0, "spill": {
+                "path": "/s/result.txt", "bytes": 9,
+                "more": [
+                    { "path": "/s/out", "bytes": 5, "stream": "stdout" },
+                    { "path": "/s/err", "bytes": 3, "stream": "stderr" }
+                ] } }))
+        );
+        assert_eq!(
+            with_spill(None, &saved),
+            Some(json!({ "spill": { "path": "/s/result.txt", "bytes": 9 } }))
+        );
     }
 }
