@@ -12,7 +12,6 @@ use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::TcpListener;
 
-
 fn host(port: u16) -> (Binary, tempfile::TempDir) {
     let workspace = tempfile::tempdir().unwrap();
     let mapping = format!(

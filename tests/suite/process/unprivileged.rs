@@ -82,7 +82,6 @@ fn bash(host: &mut Binary, command: &str) -> Value {
     answer["result"]["value"].clone()
 }
 
-
 #[test]
 fn an_unprivileged_host_confines_commands_in_namespaces_with_a_scope_loopback() {
     let user = Unprivileged::new();
