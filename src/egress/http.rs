@@ -13,7 +13,6 @@
 
 use super::policy::Host;
 use super::refusal::{forbidden, response};
-use super::relay::{Ending, relay};
 use super::splice::move_bytes;
 use super::{Egress, Failure, HEAD_LIMIT, HEAD_TIMEOUT, tunnel};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
@@ -30,17 +29,6 @@ struct Request {
     /// The minor version: 0 or 1.
     version: u8,
     headers: Vec<(String, Vec<u8>)>,
-}
-
-impl Request {
-    /// Whether a body follows the head (`Content-Length` above 0, or `Transfer-Encoding`).
-    fn has_body(&self) -> bool {
-        self.headers.iter().any(|(name, value)| {
-            name.eq_ignore_ascii_case("transfer-encoding")
-                || (name.eq_ignore_ascii_case("content-length")
-                    && value.iter().any(|byte| (b'1'..=b'9').contains(byte)))
-        })
-    }
 }
 
 /// Why a head could not be read.
@@ -120,16 +108,6 @@ async fn forward(egress: &Egress, mut client: TcpStream, request: Request, rest:
             "the upstream closed the connection",
         )
         .await;
-    }
-    if !request.has_body() && rest.is_empty() {
-        // Nothing to upload but what a client sends after the response (it may not): the
-        // head is relayed first, then the body moves on the blocking relay.
-        if relay_response_head(&mut upstream, &mut client).await {
-            let _ = relay(client, upstream, Ending::WithTheDownload).await;
-        } else {
-            let _ = client.shutdown().await;
-        }
-        return;
     }
     let (client_read, mut client_write) = client.split();
     let (mut upstream_read, upstream_write) = upstream.split();

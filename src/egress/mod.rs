@@ -25,7 +25,6 @@ mod http;
 pub mod policy;
 pub mod presets;
 pub mod refusal;
-mod relay;
 pub mod resolve;
 mod socks;
 mod splice;
@@ -193,5 +192,8 @@ impl Egress {
 
 /// Relays both directions of an established tunnel until both have ended (or one failed).
 pub(crate) async fn tunnel(client: TcpStream, upstream: TcpStream) {
-    let _ = relay::relay(client, upstream, relay::Ending::BothDirections).await;
+    let _ = tokio::try_join!(
+        splice::move_bytes(&client, &upstream),
+        splice::move_bytes(&upstream, &client)
+    );
 }

@@ -10,7 +10,7 @@ use tokio::io::Interest;
 use tokio::net::TcpStream;
 
 /// Bytes asked of one splice (the pipe is grown to hold them).
-pub(super) const CHUNK: usize = 1 << 20;
+const CHUNK: usize = 1 << 20;
 
 /// Moves everything `from` sends to `to` until `from` ends, then shuts `to`'s write side
 /// (a half-close, so the other direction may still finish). The bytes moved.
@@ -32,7 +32,17 @@ struct Pipe {
 
 impl Pipe {
     fn new() -> io::Result<Pipe> {
-        let (read, write) = grown_pipe(libc::O_NONBLOCK)?;
+        let mut fds = [0 as RawFd; 2];
+        // SAFETY: pipe2 fills a live array; both descriptors are owned at once.
+        let made = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) };
+        if made != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: pipe2 returned two new descriptors.
+        let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        // A bigger pipe means fewer splices; the default (64 KiB) still works.
+        // SAFETY: fcntl on a descriptor we own.
+        unsafe { libc::fcntl(write.as_raw_fd(), libc::F_SETPIPE_SZ, CHUNK as libc::c_int) };
         Ok(Pipe { read, write })
     }
 
@@ -61,34 +71,9 @@ impl Pipe {
     }
 }
 
-/// A close-on-exec pipe (with `flags`, e.g. `O_NONBLOCK`) as `(read, write)`, grown to
-/// [`CHUNK`] where the system allows: a bigger pipe means fewer splices (the default,
-/// 64 KiB, still works).
-pub(super) fn grown_pipe(flags: libc::c_int) -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0 as RawFd; 2];
-    // SAFETY: pipe2 fills a live array; both descriptors are owned at once.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | flags) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: pipe2 returned two new descriptors.
-    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    // SAFETY: fcntl on a descriptor we own.
-    unsafe { libc::fcntl(write.as_raw_fd(), libc::F_SETPIPE_SZ, CHUNK as libc::c_int) };
-    Ok((read, write))
-}
-
 /// One non-blocking splice of up to `len` bytes (`WouldBlock` when it would wait).
 fn splice(from: RawFd, to: RawFd, len: usize) -> io::Result<usize> {
-    splice_with(from, to, len, libc::SPLICE_F_MOVE | libc::SPLICE_F_NONBLOCK)
-}
-
-/// One splice of up to `len` bytes between two descriptors, no offsets.
-pub(super) fn splice_with(
-    from: RawFd,
-    to: RawFd,
-    len: usize,
-    flags: libc::c_uint,
-) -> io::Result<usize> {
+    let flags = libc::SPLICE_F_MOVE | libc::SPLICE_F_NONBLOCK;
     // SAFETY: splice between two descriptors this process owns, no offsets.
     let n = unsafe {
         libc::splice(
@@ -100,7 +85,10 @@ pub(super) fn splice_with(
             flags,
         )
     };
-    usize::try_from(n).map_err(|_| io::Error::last_os_error())
+    match n {
+        -1 => Err(io::Error::last_os_error()),
+        n => Ok(n as usize),
+    }
 }
 
 /// The user-space copy, through one 64 KiB buffer.
