@@ -100,9 +100,18 @@ impl Host {
     }
 
     fn request(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
+        Ok(self.exchange(method, params)?.1)
+    }
+
+    /// Sends a request and reads until its response: the time the response took to arrive
+    /// (its last byte read, before this client parses it) and the response. Notifications
+    /// (`tools/result` first of all) are read but not parsed: their cost to the host, written
+    /// and sent, is in the time; a client's own JSON parsing is not, as rg's is not.
+    fn exchange(&mut self, method: &str, params: Value) -> anyhow::Result<(Duration, Value)> {
         self.next_id += 1;
         let id = self.next_id;
         let request = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        let started = Instant::now();
         writeln!(self.input, "{request}")?;
         self.input.flush()?;
         let mut line = String::new();
@@ -111,9 +120,13 @@ impl Host {
             if self.output.read_line(&mut line)? == 0 {
                 bail!("the host closed its output");
             }
+            let elapsed = started.elapsed();
+            if line.starts_with(r#"{"jsonrpc":"2.0","method":"#) {
+                continue;
+            }
             let message: Value = serde_json::from_str(&line)?;
             if message.get("method").is_none() && message["id"] == id {
-                return Ok(message);
+                return Ok((elapsed, message));
             }
         }
     }
@@ -121,9 +134,7 @@ impl Host {
     /// One call, timed; its value (the host answers with the whole value: `head_limit` 0).
     fn call(&mut self, tool: &str, arguments: &Value) -> anyhow::Result<(Duration, Value)> {
         let params = json!({ "callId": "bench", "name": tool, "arguments": arguments });
-        let started = Instant::now();
-        let response = self.request("tools/execute", params)?;
-        let elapsed = started.elapsed();
+        let (elapsed, response) = self.exchange("tools/execute", params)?;
         let result = &response["result"];
         ensure!(result["isError"] == false, "{tool} failed: {response}");
         Ok((elapsed, result["value"].clone()))

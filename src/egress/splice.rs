@@ -46,29 +46,65 @@ impl Pipe {
         Ok(Pipe { read, write })
     }
 
+    /// Fills the pipe from `from` and drains it into `to` at the same time: the sender is
+    /// read again as soon as the pipe has room, not after the pipe was emptied, so neither
+    /// socket waits on the other's turn.
     async fn relay(&self, from: &TcpStream, to: &TcpStream) -> io::Result<u64> {
         let mut total = 0u64;
+        // Bytes in the pipe; whether `from` ended; whether the pipe refused more (it is
+        // tried again once some were drained).
+        let (mut held, mut ended, mut full) = (0usize, false, false);
         loop {
-            let into_pipe = || splice(from.as_raw_fd(), self.write.as_raw_fd(), CHUNK);
-            let got = match from.async_io(Interest::READABLE, into_pipe).await {
-                Ok(got) => got,
-                // The kernel cannot splice this pair: copy (nothing was taken yet).
-                Err(e) if total == 0 && e.raw_os_error() == Some(libc::EINVAL) => {
-                    return copy(from, to).await;
-                }
-                Err(e) => return Err(e),
-            };
-            if got == 0 {
+            if ended && held == 0 {
                 return Ok(total);
             }
-            let mut left = got;
-            while left > 0 {
-                let out_of_pipe = || splice(self.read.as_raw_fd(), to.as_raw_fd(), left);
-                left -= to.async_io(Interest::WRITABLE, out_of_pipe).await?;
+            tokio::select! {
+                biased;
+                drained = to.async_io(Interest::WRITABLE, || {
+                    splice(self.read.as_raw_fd(), to.as_raw_fd(), held)
+                }), if held > 0 => {
+                    held -= drained?;
+                    full = false;
+                }
+                filled = from.async_io(Interest::READABLE, || self.fill(from, held)),
+                    if !ended && !full =>
+                {
+                    match filled {
+                        Ok(Filled::Bytes(0)) => ended = true,
+                        Ok(Filled::Bytes(got)) => {
+                            held += got;
+                            total += got as u64;
+                        }
+                        Ok(Filled::PipeFull) => full = true,
+                        // The kernel cannot splice this pair: copy (nothing was taken yet).
+                        Err(e) if total == 0 && e.raw_os_error() == Some(libc::EINVAL) => {
+                            return copy(from, to).await;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
             }
-            total += got as u64;
         }
     }
+
+    /// One splice from `from` into the pipe. `EAGAIN` while the pipe holds bytes may mean
+    /// the pipe is full rather than the socket empty: it is reported as [`Filled::PipeFull`]
+    /// and not as `WouldBlock`, which would make the runtime wait for new bytes from a
+    /// socket that may already hold the rest. With an empty pipe it means the socket is empty.
+    fn fill(&self, from: &TcpStream, held: usize) -> io::Result<Filled> {
+        match splice(from.as_raw_fd(), self.write.as_raw_fd(), CHUNK) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && held > 0 => Ok(Filled::PipeFull),
+            moved => moved.map(Filled::Bytes),
+        }
+    }
+}
+
+/// What one splice into the pipe did.
+enum Filled {
+    /// Bytes moved (0: the sender ended).
+    Bytes(usize),
+    /// Nothing moved; the pipe holds bytes and may be full.
+    PipeFull,
 }
 
 /// One non-blocking splice of up to `len` bytes (`WouldBlock` when it would wait).
@@ -141,6 +177,40 @@ mod tests {
         let relay = tokio::spawn(async move { move_bytes(&from, &to).await.unwrap() });
         let mut received = Vec::new();
         sink.read_to_end(&mut received).await.unwrap();
+        writer.await.unwrap();
+        assert_eq!(relay.await.unwrap(), sent.len() as u64);
+        assert!(received == sent, "the bytes differ");
+    }
+
+    /// A receiver slower than the sender: the pipe fills while the socket behind it holds
+    /// more, and the relay must neither stall (waiting for bytes already there) nor lose any.
+    #[tokio::test]
+    async fn a_slow_receiver_gets_everything_through_a_full_pipe() {
+        let (mut source, from) = pair().await;
+        let (to, mut sink) = pair().await;
+        let sent: Vec<u8> = (0..12_000_000u32).map(|i| (i % 253) as u8).collect();
+        let writer = {
+            let sent = sent.clone();
+            tokio::spawn(async move {
+                source.write_all(&sent).await.unwrap();
+                source.shutdown().await.unwrap();
+            })
+        };
+        let relay = tokio::spawn(async move { move_bytes(&from, &to).await.unwrap() });
+        let received = tokio::time::timeout(std::time::Duration::from_secs(120), async move {
+            let mut received = Vec::new();
+            let mut slice = [0u8; 4096];
+            while received.len() < sent.len() / 2 {
+                let n = sink.read(&mut slice).await.unwrap();
+                assert!(n > 0, "the stream ended early");
+                received.extend_from_slice(&slice[..n]);
+                tokio::task::yield_now().await;
+            }
+            sink.read_to_end(&mut received).await.unwrap();
+            (received, sent)
+        })
+        .await;
+        let (received, sent) = received.expect("the relay stalled");
         writer.await.unwrap();
         assert_eq!(relay.await.unwrap(), sent.len() as u64);
         assert!(received == sent, "the bytes differ");

@@ -7,6 +7,8 @@ mod page;
 mod search;
 mod view;
 
+pub use view::CARD_ENTRIES;
+
 use super::root::FsRoot;
 use super::walk::Filters;
 use crate::builtins::typed::{self, TextRenderer};
@@ -239,10 +241,7 @@ pub fn definition(root: Arc<FsRoot>) -> Result<ToolDefinition, DefinitionError> 
         .concurrency(Concurrency::Parallel)
         .idempotent(true)
         .cards(Arc::new(view::GrepCards))
-        .card_meta(Arc::new(|_arguments, value| {
-            let count = value.get("mode")?.as_str()? == "count";
-            (!count).then(|| value.clone())
-        }))
+        .card_meta(Arc::new(|_arguments, value| view::card_meta(value)))
         .body(move |ctx: ToolRunContext| {
             let root = root.clone();
             async move {

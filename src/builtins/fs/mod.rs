@@ -14,7 +14,9 @@ mod write;
 
 pub use edit::EditOutput;
 pub use glob::GlobOutput;
-pub use grep::{GrepOutput, MatchedFile, MatchedLine, PathCount};
+pub use grep::{
+    CARD_ENTRIES as GREP_CARD_ENTRIES, GrepOutput, MatchedFile, MatchedLine, PathCount,
+};
 pub use read::{
     CellOutput, ImageRead, MediaRead, NotebookCell, NotebookRead, NumberedLine, PdfPage, PdfRead,
     ReadOutput, TextRead,

@@ -7,6 +7,7 @@
 use crate::support::builtins as builtins_support;
 
 use builtins_support::Workspace;
+use dsh_tools::builtins::fs::GREP_CARD_ENTRIES;
 use dsh_tools::cards;
 use dsh_tools::tool::{ContentBlock, DurableResult, ToolDefinition};
 use serde_json::{Value, json};
@@ -370,4 +371,60 @@ async fn a_session_shows_as_a_terminal_card_with_its_command_state_and_output() 
             json!({ "card": "terminal", "title": "session bash-99", "output": "bye\n", "signal": "SIGTERM", "sessionId": "bash-99", "running": false })
         )
     );
+}
+
+/// A `head_limit: 0` search returns every line to the model, but its card (and the metadata
+/// persisted with the result) carries at most `GREP_CARD_ENTRIES` of them, marked truncated
+/// with the true total, so a UI never presents the capped card as complete.
+#[tokio::test]
+async fn large_search_cards_are_capped_and_say_so() {
+    let workspace = Workspace::new();
+    let lines = GREP_CARD_ENTRIES + 7;
+    let half = lines / 2;
+    let text = |n: usize| (0..n).map(|i| format!("hit {i}\n")).collect::<String>();
+    workspace.write("big/one.txt", &text(half));
+    workspace.write("big/two.txt", &text(lines - half));
+    let arguments =
+        json!({ "pattern": "hit", "path": "big", "output_mode": "content", "head_limit": 0 });
+    let result = workspace.call("grep", arguments.clone()).await;
+    let value = builtins_support::value(&result);
+    let returned: usize = value["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|file| file["matches"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(returned, lines, "the model gets every line");
+    assert_eq!(value["truncated"], false);
+
+    let card = live_card(&workspace, "grep", arguments).await.unwrap();
+    let files = card["files"].as_array().unwrap();
+    let shown: Vec<usize> = files
+        .iter()
+        .map(|file| file["matches"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(shown, vec![half, GREP_CARD_ENTRIES - half], "{card}");
+    assert_eq!(card["truncated"], true);
+    assert_eq!(card["total"], lines);
+
+    let small =
+        json!({ "pattern": "hit 1$", "path": "big", "output_mode": "content", "head_limit": 0 });
+    let card = live_card(&workspace, "grep", small).await.unwrap();
+    assert_eq!(
+        card["truncated"], false,
+        "an uncapped card is complete: {card}"
+    );
+    assert_eq!(card["total"], 2);
+
+    let paths: Vec<String> = (0..GREP_CARD_ENTRIES + 3)
+        .map(|i| format!("many/f{i}.txt"))
+        .collect();
+    for path in &paths {
+        workspace.write(path, "needle\n");
+    }
+    let listing = json!({ "pattern": "needle", "path": "many", "head_limit": 0 });
+    let card = live_card(&workspace, "grep", listing).await.unwrap();
+    assert_eq!(card["paths"].as_array().unwrap().len(), GREP_CARD_ENTRIES);
+    assert_eq!(card["truncated"], true);
+    assert_eq!(card["total"], paths.len());
 }

@@ -210,6 +210,82 @@ fn not_searched_line(output: &GrepOutput) -> Option<String> {
     (!parts.is_empty()).then(|| format!("(not searched: {})", parts.join("; ")))
 }
 
+/// Entries (lines, or paths) a card carries at most. A card shows a capped result as capped
+/// (`truncated`, `total`), so the metadata persisted with every result (and sent with it)
+/// stays small when `head_limit: 0` returns ten thousand lines to the model.
+pub const CARD_ENTRIES: usize = 1_000;
+
+/// The card's metadata: the value with at most [`CARD_ENTRIES`] entries (`truncated` set
+/// when some were left out); none for `count`, whose card is the generic one.
+pub(super) fn card_meta(value: &Value) -> Option<Value> {
+    let Value::Object(fields) = value else {
+        return None;
+    };
+    let (key, entries_of): (&str, fn(&Value) -> usize) = match value.get("mode")?.as_str()? {
+        "content" => ("files", |file| {
+            file.get("matches")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len)
+        }),
+        "files_with_matches" => ("paths", |_path| 1),
+        _ => return None,
+    };
+    let mut meta = serde_json::Map::with_capacity(fields.len());
+    let mut capped = false;
+    for (name, field) in fields {
+        let kept = match (name == key, field) {
+            (true, Value::Array(items)) => {
+                let (kept, cut) = first_entries(items, entries_of);
+                capped = cut;
+                Value::Array(kept)
+            }
+            _ => field.clone(),
+        };
+        meta.insert(name.clone(), kept);
+    }
+    if capped {
+        meta.insert("truncated".into(), Value::Bool(true));
+    }
+    Some(Value::Object(meta))
+}
+
+/// The leading items holding at most [`CARD_ENTRIES`] entries (a file's lines cut inside it),
+/// and whether any were left out.
+fn first_entries(items: &[Value], entries_of: fn(&Value) -> usize) -> (Vec<Value>, bool) {
+    let mut room = CARD_ENTRIES;
+    let mut kept = Vec::new();
+    for item in items {
+        let entries = entries_of(item);
+        if entries <= room {
+            room -= entries;
+            kept.push(item.clone());
+            continue;
+        }
+        if room > 0 {
+            kept.push(with_first_matches(item, room));
+        }
+        return (kept, true);
+    }
+    (kept, false)
+}
+
+/// A file of `content` mode with only its first `lines` lines.
+fn with_first_matches(file: &Value, lines: usize) -> Value {
+    let Value::Object(fields) = file else {
+        return file.clone();
+    };
+    let fields = fields.iter().map(|(name, field)| {
+        let field = match (name.as_str(), field) {
+            ("matches", Value::Array(matches)) => {
+                Value::Array(matches[..lines.min(matches.len())].to_vec())
+            }
+            _ => field.clone(),
+        };
+        (name.clone(), field)
+    });
+    Value::Object(fields.collect())
+}
+
 /// `grep`: a search row, then matches grouped by file (`content`) or paths
 /// (`files_with_matches`); counts keep the generic card.
 pub(super) struct GrepCards;
