@@ -11,8 +11,10 @@
 //!
 //! Bounds: at most [`ReplayLimits::events_per_stream`] events per stream (the oldest go
 //! first; a long call's progress, never its response, which is last), at most
-//! [`ReplayLimits::streams`] streams (the least recently written go first), and a stream
-//! not written for [`ReplayLimits::window`] is dropped when a new stream starts.
+//! [`ReplayLimits::streams`] streams and [`ReplayLimits::bytes`] of serialized events in
+//! all (the least recently written streams go first, then a stream's own oldest events;
+//! the newest event is always kept), and a stream not written for
+//! [`ReplayLimits::window`] is dropped when a new stream starts.
 
 use parking_lot::Mutex;
 use rmcp::model::ServerJsonRpcMessage;
@@ -31,6 +33,8 @@ pub struct ReplayLimits {
     pub events_per_stream: usize,
     /// Streams kept at once.
     pub streams: usize,
+    /// Serialized bytes of the kept events, all streams together.
+    pub bytes: usize,
     /// How long a stream is kept after its last event (and how long a replay waits for
     /// the next one).
     pub window: Duration,
@@ -41,6 +45,7 @@ impl Default for ReplayLimits {
         ReplayLimits {
             events_per_stream: 64,
             streams: 1024,
+            bytes: 32 * 1024 * 1024,
             window: Duration::from_secs(120),
         }
     }
@@ -54,8 +59,10 @@ pub struct ReplayStore {
 
 /// One stream's recent events.
 struct Kept {
-    /// `(index, event with its id)`, oldest first.
-    events: VecDeque<(u64, ServerSseMessage)>,
+    /// `(index, event with its id, its serialized size)`, oldest first.
+    events: VecDeque<(u64, ServerSseMessage, usize)>,
+    /// The sum of the sizes of `events`.
+    bytes: usize,
     next: u64,
     /// Its response was sent: nothing follows.
     finished: bool,
@@ -73,6 +80,29 @@ fn event_id(stream: &str, index: u64) -> String {
 fn parse_event_id(id: &str) -> Option<(&str, u64)> {
     let (stream, index) = id.rsplit_once('#')?;
     Some((stream, index.parse().ok()?))
+}
+
+/// Counts the bytes written to it.
+#[derive(Default)]
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The size of `event`'s message as JSON (counted, not built), plus a little for its id.
+fn size_of(event: &ServerSseMessage) -> usize {
+    let mut counter = Counter::default();
+    if let Some(message) = event.message.as_deref() {
+        let _ = serde_json::to_writer(&mut counter, message);
+    }
+    counter.0 + 64
 }
 
 /// Whether `event` ends its stream (a request's stream carries its answer last).
@@ -100,15 +130,45 @@ impl ReplayStore {
     fn make_room(&self, streams: &mut HashMap<Arc<str>, Kept>, now: Instant) {
         streams.retain(|_, kept| now.duration_since(kept.written) < self.limits.window);
         while streams.len() >= self.limits.streams.max(1) {
-            let Some(oldest) = streams
-                .iter()
-                .min_by_key(|(_, kept)| kept.written)
-                .map(|(name, _)| name.clone())
-            else {
+            if !drop_least_recent(streams, None) {
                 break;
-            };
-            streams.remove(&oldest);
+            }
         }
+    }
+
+    /// Keeps the bytes of all streams within the budget after `stream` grew: other streams
+    /// go first (least recently written first), then `stream`'s oldest events.
+    fn within_budget(&self, streams: &mut HashMap<Arc<str>, Kept>, stream: &str) {
+        let budget = self.limits.bytes;
+        let mut total: usize = streams.values().map(|kept| kept.bytes).sum();
+        while total > budget {
+            if let Some(kept) = streams.get_mut(stream)
+                && kept.bytes > budget
+                && kept.events.len() > 1
+                && let Some((_, _, size)) = kept.events.pop_front()
+            {
+                kept.bytes -= size;
+                total -= size;
+                continue;
+            }
+            if !drop_least_recent(streams, Some(stream)) {
+                break;
+            }
+            total = streams.values().map(|kept| kept.bytes).sum();
+        }
+    }
+}
+
+/// Drops the least recently written stream other than `spare`; false when there is none.
+fn drop_least_recent(streams: &mut HashMap<Arc<str>, Kept>, spare: Option<&str>) -> bool {
+    let oldest = streams
+        .iter()
+        .filter(|(name, _)| Some(&***name) != spare)
+        .min_by_key(|(_, kept)| kept.written)
+        .map(|(name, _)| name.clone());
+    match oldest {
+        Some(name) => streams.remove(&name).is_some(),
+        None => false,
     }
 }
 
@@ -126,6 +186,7 @@ impl EventStore for ReplayStore {
             let (grew, _) = watch::channel(0);
             let kept = Kept {
                 events: VecDeque::new(),
+                bytes: 0,
                 next: 0,
                 finished: false,
                 written: now,
@@ -140,14 +201,19 @@ impl EventStore for ReplayStore {
         let id = event_id(stream_id, index);
         let mut stored = event.clone();
         stored.event_id = Some(id.clone());
-        kept.events.push_back((index, stored));
+        let size = size_of(event);
+        kept.events.push_back((index, stored, size));
+        kept.bytes += size;
         while kept.events.len() > self.limits.events_per_stream.max(1) {
-            kept.events.pop_front();
+            if let Some((_, _, size)) = kept.events.pop_front() {
+                kept.bytes -= size;
+            }
         }
         kept.next = index + 1;
         kept.finished |= is_final(stream_id, event);
         kept.written = now;
         kept.grew.send_replace(kept.next);
+        self.within_budget(&mut streams, stream_id);
         Ok(id)
     }
 
@@ -197,8 +263,8 @@ impl Follow {
                 let next = kept
                     .events
                     .iter()
-                    .find(|(index, _)| *index > self.after)
-                    .cloned();
+                    .find(|(index, _, _)| *index > self.after)
+                    .map(|(index, event, _)| (*index, event.clone()));
                 (next, kept.finished)
             };
             if let Some((index, event)) = next {
@@ -240,6 +306,7 @@ mod tests {
         ReplayLimits {
             events_per_stream: 4,
             streams: 2,
+            bytes: 1024 * 1024,
             window: Duration::from_secs(60),
         }
     }
@@ -304,5 +371,36 @@ mod tests {
             "s1 was the least recently written of three"
         );
         assert!(store.replay_events_after("no-such-id").await.is_err());
+    }
+
+    #[tokio::test]
+    async fn the_byte_budget_drops_other_streams_first_and_keeps_the_newest_event() {
+        let store = ReplayStore::new(ReplayLimits {
+            bytes: size_of(&response(1)) * 2,
+            ..limits()
+        });
+        let old = store.store_event("s1", &response(1)).await.unwrap();
+        let first = store.store_event("s2", &priming()).await.unwrap();
+        store.store_event("s2", &response(2)).await.unwrap();
+        assert!(
+            store.replay_events_after(&old).await.is_err(),
+            "s1 made room"
+        );
+        let kept: Vec<_> = store
+            .replay_events_after(&first)
+            .await
+            .unwrap()
+            .collect()
+            .await;
+        assert_eq!(kept.len(), 1, "s2's answer is kept");
+        let big = ReplayStore::new(ReplayLimits {
+            bytes: 1,
+            ..limits()
+        });
+        let a = big.store_event("s", &priming()).await.unwrap();
+        let b = big.store_event("s", &response(3)).await.unwrap();
+        let left: Vec<_> = big.replay_events_after(&a).await.unwrap().collect().await;
+        assert_eq!(left.len(), 1);
+        assert_eq!(left[0].event_id.as_deref(), Some(b.as_str()));
     }
 }
