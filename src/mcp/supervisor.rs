@@ -249,6 +249,7 @@ impl Supervisor {
                 let lost = Arc::new(Notify::new());
                 self.link
                     .set_peer(Some((client.peer().clone(), lost.clone())));
+                self.log_version(client.peer());
                 self.publish(catalog, listed);
                 Ok(Connection {
                     endpoint: Endpoint::Remote { lost },
@@ -283,6 +284,7 @@ impl Supervisor {
                 // A child's loss shows as its exit: nothing waits on this signal.
                 let lost = Arc::new(Notify::new());
                 self.link.set_peer(Some((client.peer().clone(), lost)));
+                self.log_version(client.peer());
                 self.publish(catalog, listed);
                 return Ok(Connection {
                     endpoint: Endpoint::Child(Box::new(process), watch),
@@ -298,6 +300,13 @@ impl Supervisor {
         };
         process.terminate().await;
         Err(Ended::Failed(self.link.with_stderr(failure)))
+    }
+
+    /// Logs the protocol version the server answered in `initialize`.
+    fn log_version(&self, peer: &Peer<RoleClient>) {
+        if let Some(info) = peer.peer_info() {
+            tracing::debug!(target: "mcp", "[{}] speaks MCP protocol version {}", self.link.name, info.protocol_version);
+        }
     }
 
     /// Registers `listed` and reports the server running (stderr from before this point,

@@ -7,7 +7,8 @@
 
 #![allow(clippy::unwrap_used)]
 
-use crate::support::mcp::{Host, hostile, outcome};
+use crate::support::http::{Everything, HttpHost};
+use crate::support::mcp::{Host, everything, hostile, outcome, time};
 use dsh_tools_protocol::{McpServerState, PresentationMode};
 use serde_json::json;
 
@@ -56,4 +57,23 @@ async fn a_server_answering_an_unknown_revision_fails_naming_it() {
     );
     assert!(host.registered("odd").is_empty());
     host.mcp.shutdown().await;
+}
+
+#[test]
+fn the_real_servers_are_reached_at_2025_11_25() {
+    let remote = Everything::start();
+    let mut host = HttpHost::start(
+        "versions-real",
+        &json!({ "mcpServers": {
+            "everything": everything(),
+            "time": time(),
+            "remote": { "url": remote.url() }
+        } }),
+        &[],
+    );
+    for server in ["everything", "time", "remote"] {
+        host.wait_for_line(&format!(
+            "[{server}] speaks MCP protocol version 2025-11-25"
+        ));
+    }
 }
