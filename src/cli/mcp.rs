@@ -115,7 +115,6 @@ pub fn http_options(
         addr,
         allow_remote,
         gate: Gate::new(&token, source, header, access.no_auth_loopback),
-        no_auth_loopback: access.no_auth_loopback,
         allowed_origins,
         max_body_bytes: limits.max_body,
         idle: Duration::from_secs(limits.idle_secs.max(1)),

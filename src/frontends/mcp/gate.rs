@@ -51,6 +51,11 @@ impl Gate {
         }
     }
 
+    /// Whether loopback peers pass without a token.
+    pub fn loopback_free(&self) -> bool {
+        self.loopback_free
+    }
+
     /// Whether a request with `headers` from `peer` may pass.
     pub fn admits(&self, headers: &HeaderMap, peer: IpAddr) -> bool {
         if self.loopback_free && peer.is_loopback() {

@@ -67,10 +67,9 @@ pub struct HttpOptions {
     pub addr: SocketAddr,
     /// Allow a non-loopback `addr`.
     pub allow_remote: bool,
-    /// Who may pass: the token (also in a header of the user's choosing), loopback peers.
+    /// Who may pass: the token (also in a header of the user's choosing), loopback peers
+    /// without it when opted in (refused with a non-loopback `addr`).
     pub gate: Gate,
-    /// Whether loopback peers need no token (refused with a non-loopback `addr`).
-    pub no_auth_loopback: bool,
     /// Browser origins allowed besides the server's own loopback ones.
     pub allowed_origins: Vec<String>,
     /// Largest request body accepted.
@@ -112,9 +111,10 @@ pub struct Listening {
     pub local: SocketAddr,
 }
 
-/// Binds `options.addr`, refusing a non-loopback address unless `allow_remote`.
+/// Binds `options.addr`, refusing a non-loopback address unless `allow_remote`, and always
+/// when loopback peers need no token.
 pub async fn bind(options: &HttpOptions) -> Result<Listening, HttpError> {
-    if !options.addr.ip().is_loopback() && options.no_auth_loopback {
+    if !options.addr.ip().is_loopback() && options.gate.loopback_free() {
         return Err(HttpError::NoAuthNotLoopback(options.addr));
     }
     if !options.addr.ip().is_loopback() && !options.allow_remote {
