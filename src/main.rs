@@ -81,6 +81,14 @@ enum Command {
         /// Take the bearer token from this environment variable instead of generating one.
         #[arg(long, value_name = "VAR", requires = "http")]
         http_token_env: Option<String>,
+        /// Also accept the token bare in this request header (`X-Api-Key: <token>`), for
+        /// clients that can send a fixed header but not `Authorization: Bearer`.
+        #[arg(long, value_name = "NAME", requires = "http")]
+        http_token_header: Option<String>,
+        /// Let clients on loopback in without the token (any local user or process then
+        /// can; browsers are still held off by the Origin check). Loopback binds only.
+        #[arg(long, requires = "http")]
+        http_no_auth_loopback: bool,
         /// A browser origin (`https://app.example:443`) allowed besides the loopback ones.
         #[arg(long, value_name = "ORIGIN", requires = "http")]
         http_allow_origin: Vec<String>,
@@ -232,9 +240,16 @@ fn run() -> anyhow::Result<()> {
             http,
             http_allow_remote,
             http_token_env,
+            http_token_header,
+            http_no_auth_loopback,
             http_allow_origin,
             http_limits,
         } => {
+            let access = cli::HttpAccess {
+                token_env: http_token_env,
+                token_header: http_token_header,
+                no_auth_loopback: http_no_auth_loopback,
+            };
             let mode = mode
                 .map(|m| serde_json::from_value(serde_json::Value::String(m)))
                 .transpose()
@@ -244,7 +259,7 @@ fn run() -> anyhow::Result<()> {
                     cli::http_options(
                         addr,
                         http_allow_remote,
-                        http_token_env.as_deref(),
+                        &access,
                         http_allow_origin,
                         &http_limits,
                     )

@@ -2,6 +2,7 @@
 //! MCP client on stdin/stdout until EOF or a termination signal, or with `--http` to many
 //! clients over Streamable HTTP until a termination signal.
 
+use dsh_tools::frontends::mcp::gate::{Gate, TokenSource};
 use dsh_tools::frontends::mcp::http::{self, HttpOptions};
 use dsh_tools::frontends::mcp::{McpFront, serve};
 use dsh_tools::host::Host;
@@ -54,32 +55,66 @@ pub async fn serve_mcp(
     Ok(served?)
 }
 
-/// The `--http` options, with the token read from `token_env` or generated (and then
-/// printed to stderr: the only place it is shown).
+/// Who may use the `--http` server: the bearer token (from an environment variable, or
+/// generated and printed), also accepted bare in a header of the user's choosing, and
+/// loopback peers without it when opted in.
+#[derive(Clone, Debug, Default)]
+pub struct HttpAccess {
+    /// `--http-token-env`.
+    pub token_env: Option<String>,
+    /// `--http-token-header`.
+    pub token_header: Option<String>,
+    /// `--http-no-auth-loopback`.
+    pub no_auth_loopback: bool,
+}
+
+/// The `--http` options, with the token read from `access.token_env` or generated (and
+/// then printed to stderr: the only place it is shown).
 pub fn http_options(
     addr: std::net::SocketAddr,
     allow_remote: bool,
-    token_env: Option<&str>,
+    access: &HttpAccess,
     allowed_origins: Vec<String>,
     limits: &HttpLimitArgs,
 ) -> anyhow::Result<HttpOptions> {
-    let token = match token_env {
+    let header = access
+        .token_header
+        .as_deref()
+        .map(|name| {
+            name.parse::<::http::header::HeaderName>().map_err(|_| {
+                anyhow::anyhow!("--http-token-header {name:?}: not a valid HTTP header name")
+            })
+        })
+        .transpose()?;
+    if header.as_ref() == Some(&::http::header::AUTHORIZATION) {
+        anyhow::bail!(
+            "--http-token-header Authorization: Authorization already takes the token (as `Bearer <token>`); name another header"
+        );
+    }
+    let (token, source) = match access.token_env.as_deref() {
         Some(var) => std::env::var(var)
             .ok()
             .filter(|token| !token.is_empty())
+            .map(|token| (token, TokenSource::Env(var.to_owned())))
             .ok_or_else(|| {
                 anyhow::anyhow!("--http-token-env {var}: the variable is unset or empty")
             })?,
         None => {
             let token = http::generate_token()?;
             let _ = writeln!(std::io::stderr(), "dsh-tools mcp: bearer token {token}");
-            token
+            (token, TokenSource::Printed)
         }
     };
+    if access.no_auth_loopback && addr.ip().is_loopback() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "dsh-tools mcp: --http-no-auth-loopback: clients on this machine need no token"
+        );
+    }
     Ok(HttpOptions {
         addr,
         allow_remote,
-        token,
+        gate: Gate::new(&token, source, header, access.no_auth_loopback),
         allowed_origins,
         max_body_bytes: limits.max_body,
         idle: Duration::from_secs(limits.idle_secs.max(1)),

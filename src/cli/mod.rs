@@ -7,6 +7,6 @@ mod run;
 pub mod sandbox;
 mod terminate;
 
-pub use mcp::{HttpLimitArgs, http_options, serve_mcp};
+pub use mcp::{HttpAccess, HttpLimitArgs, http_options, serve_mcp};
 pub use run::{run_program, sdk_text};
 pub use terminate::{EofOnCancel, on_terminate};

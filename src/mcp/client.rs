@@ -35,5 +35,6 @@ impl ClientHandler for ClientEvents {
             ClientCapabilities::default(),
             Implementation::new("dsh-tools", env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(super::versions::OFFERED)
     }
 }

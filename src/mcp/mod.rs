@@ -21,6 +21,9 @@
 //!   front end listens to a call (`ctx.progress.is_live()`), the server's
 //!   `notifications/progress` for that token become the call's progress reports until the
 //!   call ends (later ones are ignored).
+//! - **Protocol versions** ([`versions`]): `initialize` offers `2025-11-25`, the newest
+//!   revision with a handshake; any revision rmcp speaks is accepted in the answer, another
+//!   fails the handshake naming both.
 //! - **Deadlines**: a server's `timeoutMs` becomes each of its tools' `timeoutMs` (made real
 //!   by `pipeline.timeout`, which aborts the call); its startup (handshake and listing) gets
 //!   `timeoutMs` but at least 10 s, or 30 s when unset.
@@ -54,6 +57,7 @@ mod remote;
 mod stdout;
 mod supervisor;
 mod timing;
+mod versions;
 
 pub use names::registered_name;
 

@@ -67,7 +67,18 @@ type Started = (RunningService<RoleClient, ClientEvents>, Vec<Value>);
 enum Startup {
     Ready(Started),
     Failed(String),
+    /// The server answered, but with something the client cannot use (a protocol version
+    /// it does not speak): its exit, which follows the client closing, is no explanation.
+    Refused(String),
     TimedOut(String),
+}
+
+/// Why a handshake did not give a usable session.
+enum HandshakeFailure {
+    /// The handshake or listing failed (the server's exit may say more).
+    Failed(String),
+    /// The server's answer cannot be used.
+    Refused(String),
 }
 
 /// What woke a running server's supervisor.
@@ -204,7 +215,7 @@ impl Supervisor {
     /// `startup` within the startup deadline: `None` when the host stopped first.
     async fn start(
         &self,
-        startup: impl Future<Output = Result<Started, String>>,
+        startup: impl Future<Output = Result<Started, HandshakeFailure>>,
     ) -> Option<Startup> {
         let deadline = self.startup_deadline();
         let outcome = tokio::select! {
@@ -213,7 +224,8 @@ impl Supervisor {
         };
         Some(match outcome {
             Ok(Ok(started)) => Startup::Ready(started),
-            Ok(Err(e)) => Startup::Failed(e),
+            Ok(Err(HandshakeFailure::Failed(e))) => Startup::Failed(e),
+            Ok(Err(HandshakeFailure::Refused(e))) => Startup::Refused(e),
             Err(_) => Startup::TimedOut(format!(
                 "the server did not complete the MCP handshake and tools/list within {} ms",
                 deadline.as_millis()
@@ -237,6 +249,7 @@ impl Supervisor {
                 let lost = Arc::new(Notify::new());
                 self.link
                     .set_peer(Some((client.peer().clone(), lost.clone())));
+                self.log_version(client.peer());
                 self.publish(catalog, listed);
                 Ok(Connection {
                     endpoint: Endpoint::Remote { lost },
@@ -244,10 +257,9 @@ impl Supervisor {
                     list_changed,
                 })
             }
-            Some(Startup::Failed(e) | Startup::TimedOut(e)) => Err(Ended::Failed(format!(
-                "could not connect to {}: {e}",
-                remote.shown_url()
-            ))),
+            Some(Startup::Failed(e) | Startup::Refused(e) | Startup::TimedOut(e)) => Err(
+                Ended::Failed(format!("could not connect to {}: {e}", remote.shown_url())),
+            ),
         }
     }
 
@@ -272,6 +284,7 @@ impl Supervisor {
                 // A child's loss shows as its exit: nothing waits on this signal.
                 let lost = Arc::new(Notify::new());
                 self.link.set_peer(Some((client.peer().clone(), lost)));
+                self.log_version(client.peer());
                 self.publish(catalog, listed);
                 return Ok(Connection {
                     endpoint: Endpoint::Child(Box::new(process), watch),
@@ -283,10 +296,17 @@ impl Supervisor {
                 Some(how) => format!("the server {how} before it was ready"),
                 None => e,
             },
-            Some(Startup::TimedOut(e)) => e,
+            Some(Startup::Refused(e) | Startup::TimedOut(e)) => e,
         };
         process.terminate().await;
         Err(Ended::Failed(self.link.with_stderr(failure)))
+    }
+
+    /// Logs the protocol version the server answered in `initialize`.
+    fn log_version(&self, peer: &Peer<RoleClient>) {
+        if let Some(info) = peer.peer_info() {
+            tracing::debug!(target: "mcp", "[{}] speaks MCP protocol version {}", self.link.name, info.protocol_version);
+        }
     }
 
     /// Registers `listed` and reports the server running (stderr from before this point,
@@ -316,16 +336,31 @@ async fn handshake<T, E, A>(
     events: ClientEvents,
     transport: T,
     progress: &Arc<ProgressRoutes>,
-) -> Result<Started, String>
+) -> Result<Started, HandshakeFailure>
 where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
     let transport = Ordered::new(transport.into_transport(), progress.clone());
-    let client = serve_client(events, transport)
+    let client = serve_client(events, transport).await.map_err(|e| {
+        HandshakeFailure::Failed(format!(
+            "the MCP handshake failed: {}",
+            describe_handshake(&e)
+        ))
+    })?;
+    let answered = client
+        .peer()
+        .peer_info()
+        .map(|info| info.protocol_version.clone());
+    if let Some(why) = answered.as_ref().and_then(super::versions::refusal) {
+        let _ = client.cancel().await;
+        return Err(HandshakeFailure::Refused(format!(
+            "the MCP handshake failed: {why}"
+        )));
+    }
+    let listed = list_all(client.peer())
         .await
-        .map_err(|e| format!("the MCP handshake failed: {}", describe_handshake(&e)))?;
-    let listed = list_all(client.peer()).await?;
+        .map_err(HandshakeFailure::Failed)?;
     Ok((client, listed))
 }
 

@@ -4,9 +4,12 @@ on request, for the tests of what the host does about it.
 
 Tools: `huge` answers with a text of `bytes` bytes in one line, its `id` written last
 (as the TypeScript SDK does) unless `idFirst`, or left out with `noId`; `huge_notification` first sends a log
-notification of `bytes` bytes, then answers "after"; `echo` answers its `message`; `close_stdout` closes stdout and keeps running (never answering).
+notification of `bytes` bytes, then answers "after"; `echo` answers its `message`; `close_stdout` closes stdout and keeps running (never answering);
+`offered` answers the protocol version the client offered in `initialize`.
 
-Flags: --stubborn (ignore SIGTERM and keep running after stdin closes).
+Flags: --stubborn (ignore SIGTERM and keep running after stdin closes); --protocol VERSION
+(answer `initialize` with VERSION whatever the client offered; by default the offer is
+echoed).
 """
 
 import json
@@ -20,10 +23,13 @@ ARGS = sys.argv[1:]
 if "--stubborn" in ARGS:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
+ANSWERED = ARGS[ARGS.index("--protocol") + 1] if "--protocol" in ARGS else None
+OFFERED = []
+
 OBJECT = {"type": "object"}
 TOOLS = [
     {"name": name, "inputSchema": OBJECT}
-    for name in ["huge", "huge_notification", "echo", "close_stdout"]
+    for name in ["huge", "huge_notification", "echo", "close_stdout", "offered"]
 ]
 write_lock = threading.Lock()
 
@@ -64,6 +70,9 @@ def answer_call(message):
     if name == "echo":
         send({"jsonrpc": "2.0", "id": request_id, "result": text(str(arguments.get("message")))})
         return
+    if name == "offered":
+        send({"jsonrpc": "2.0", "id": request_id, "result": text(" ".join(OFFERED))})
+        return
     if name == "close_stdout":
         with write_lock:
             sys.stdout.flush()
@@ -82,8 +91,10 @@ def main():
         method = message.get("method")
         try:
             if method == "initialize":
+                offered = message["params"].get("protocolVersion", "2025-06-18")
+                OFFERED.append(offered)
                 send({"jsonrpc": "2.0", "id": message["id"], "result": {
-                    "protocolVersion": message["params"].get("protocolVersion", "2025-06-18"),
+                    "protocolVersion": ANSWERED or offered,
                     "capabilities": {"tools": {}},
                     "serverInfo": {"name": "hostile", "version": "1"},
                 }})

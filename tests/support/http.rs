@@ -346,8 +346,18 @@ impl HttpHost {
             lines,
             seen: Vec::new(),
         };
-        let token_line = host.wait_for_line("dsh-tools mcp: bearer token ");
-        host.token = token_line.rsplit(' ').next().unwrap().to_owned();
+        // A token from `--http-token-env` is not printed: it is the variable's value.
+        let from_env = extra
+            .iter()
+            .position(|arg| *arg == "--http-token-env")
+            .and_then(|at| env.iter().find(|(name, _)| Some(name) == extra.get(at + 1)));
+        host.token = match from_env {
+            Some((_, token)) => (*token).to_owned(),
+            None => {
+                let token_line = host.wait_for_line("dsh-tools mcp: bearer token ");
+                token_line.rsplit(' ').next().unwrap().to_owned()
+            }
+        };
         let listening = host.wait_for_line("dsh-tools mcp: listening on http://127.0.0.1:");
         let port = listening.rsplit(':').next().unwrap();
         host.port = port.trim_end_matches("/mcp").parse().unwrap();
@@ -380,20 +390,16 @@ impl HttpHost {
     }
 
     /// Runs `tests/mcp-servers/http_client_check.py` with `spec` (its url and token added).
-    pub fn python(&self, mut spec: serde_json::Value) -> serde_json::Value {
+    pub fn python(&self, spec: serde_json::Value) -> serde_json::Value {
+        self.python_script("http_client_check.py", spec)
+    }
+
+    /// Runs the Python client script `tests/mcp-servers/<script>` with `spec` (its url and
+    /// token added) and returns the JSON it printed.
+    pub fn python_script(&self, script: &str, mut spec: serde_json::Value) -> serde_json::Value {
         spec["url"] = self.url().into();
         spec["token"] = self.token.clone().into();
-        let output = Command::new(installed(".venv/bin/python"))
-            .arg(installed("http_client_check.py"))
-            .arg(spec.to_string())
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "client failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        serde_json::from_slice(&output.stdout).unwrap()
+        python_script(script, &spec)
     }
 
     /// One raw HTTP/1.1 POST to `path` with `headers`; (status, response head and body).
@@ -439,6 +445,22 @@ impl Drop for HttpHost {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Runs the Python client script `tests/mcp-servers/<script>` with `spec` and returns the
+/// JSON it printed.
+pub fn python_script(script: &str, spec: &serde_json::Value) -> serde_json::Value {
+    let output = Command::new(installed(".venv/bin/python"))
+        .arg(installed(script))
+        .arg(spec.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "client failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
 }
 
 /// An MCP `initialize` request body.

@@ -5,9 +5,11 @@
 //! Decisions (the MCP spec's security guidance for local servers):
 //! - **Bind**: loopback only, unless `allow_remote` (a remote bind also lifts the `Host`
 //!   check, which only loopback names would pass).
-//! - **Bearer token**: every request must carry `Authorization: Bearer <token>`, compared in
-//!   constant time; anything else is 401 with `WWW-Authenticate: Bearer`, before rmcp
-//!   sees the request.
+//! - **Token** ([`gate`](super::gate)): every request must carry `Authorization: Bearer
+//!   <token>` (or the bare token in the `--http-token-header` header), compared in constant
+//!   time; anything else is 401 with a `WWW-Authenticate: Bearer` challenge saying where the
+//!   token is, before rmcp sees the request. `--http-no-auth-loopback` lets loopback peers
+//!   in without it (loopback binds only).
 //! - **Origin**: validated on every request that carries one (browsers always do): only the
 //!   server's own loopback origins and the configured ones pass, others are 403 (DNS
 //!   rebinding); requests without `Origin` (non-browser clients) pass. The `Host` header
@@ -21,13 +23,20 @@
 //!   and so does having made no request with the token within `auth_timeout` of connecting.
 //!   An accept that fails for want of descriptors or memory pauses the loop for
 //!   [`ACCEPT_PAUSE`] (the connection stays queued: retrying at once would spin).
+//! - **Resumable streams** ([`replay`](super::replay)): every SSE event carries an id and
+//!   is kept for a bounded window, so a client that lost a stream reconnects with
+//!   `Last-Event-ID` and gets what it missed, the tool response included.
+//! - **DELETE** of a session answers 200 (rmcp answers 202, which clients such as the
+//!   Python SDK take for a failed termination).
 //! - **Sessions**: each MCP session's server is a [`McpFront::session`] in an agent scope
 //!   `mcp-http-<n>` of its own, sharing the host's tools, policy and pools.
 
 use super::McpFront;
 use super::admission::{Admission, Refused};
+use super::gate::Gate;
+use super::replay::{ReplayLimits, ReplayStore};
 use bytes::Bytes;
-use http::{Request, Response, StatusCode, header};
+use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -58,8 +67,9 @@ pub struct HttpOptions {
     pub addr: SocketAddr,
     /// Allow a non-loopback `addr`.
     pub allow_remote: bool,
-    /// The bearer token every request must carry.
-    pub token: String,
+    /// Who may pass: the token (also in a header of the user's choosing), loopback peers
+    /// without it when opted in (refused with a non-loopback `addr`).
+    pub gate: Gate,
     /// Browser origins allowed besides the server's own loopback ones.
     pub allowed_origins: Vec<String>,
     /// Largest request body accepted.
@@ -84,6 +94,11 @@ pub enum HttpError {
         "--http {0}: not a loopback address; pass --http-allow-remote to listen on other interfaces (every client still needs the bearer token)"
     )]
     NotLoopback(SocketAddr),
+    /// `--http-no-auth-loopback` with a non-loopback address.
+    #[error(
+        "--http {0}: --http-no-auth-loopback is only for a loopback address (every client on another interface needs the bearer token)"
+    )]
+    NoAuthNotLoopback(SocketAddr),
     /// The listener could not bind.
     #[error("--http {0}: cannot listen: {1}")]
     Bind(SocketAddr, std::io::Error),
@@ -96,8 +111,12 @@ pub struct Listening {
     pub local: SocketAddr,
 }
 
-/// Binds `options.addr`, refusing a non-loopback address unless `allow_remote`.
+/// Binds `options.addr`, refusing a non-loopback address unless `allow_remote`, and always
+/// when loopback peers need no token.
 pub async fn bind(options: &HttpOptions) -> Result<Listening, HttpError> {
+    if !options.addr.ip().is_loopback() && options.gate.loopback_free() {
+        return Err(HttpError::NoAuthNotLoopback(options.addr));
+    }
     if !options.addr.ip().is_loopback() && !options.allow_remote {
         return Err(HttpError::NotLoopback(options.addr));
     }
@@ -143,7 +162,8 @@ pub async fn serve_http(
     if options.allow_remote {
         config = config.disable_allowed_hosts();
     }
-    let mut manager = LocalSessionManager::default();
+    let replay = Arc::new(ReplayStore::new(ReplayLimits::default()));
+    let mut manager = LocalSessionManager::default().with_event_store(replay);
     manager.session_config.keep_alive = Some(options.idle);
     let front = Arc::new(front.announcing());
     let next = Arc::new(AtomicU64::new(0));
@@ -157,7 +177,7 @@ pub async fn serve_http(
         Arc::new(manager),
         config,
     );
-    let token: Arc<str> = Arc::from(format!("Bearer {}", options.token));
+    let gate = Arc::new(options.gate.clone());
     let admission = Admission::new(options.max_connections, options.max_connections_per_peer);
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
@@ -193,10 +213,10 @@ pub async fn serve_http(
         };
         let _ = stream.set_nodelay(true);
         let authenticated = Arc::new(AtomicBool::new(false));
-        let (service, token, flag) = (service.clone(), token.clone(), authenticated.clone());
+        let (service, gate, flag) = (service.clone(), gate.clone(), authenticated.clone());
         let handler = hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
-            let (service, token, flag) = (service.clone(), token.clone(), flag.clone());
-            async move { Ok::<_, Infallible>(answer(&service, &token, &flag, request).await) }
+            let (service, gate, flag) = (service.clone(), gate.clone(), flag.clone());
+            async move { Ok::<_, Infallible>(answer(&service, &gate, peer, &flag, request).await) }
         });
         let connection = builder.serve_connection(TokioIo::new(stream), handler);
         let connection_stop = sessions.clone();
@@ -239,32 +259,17 @@ fn refuse(stream: &TcpStream, peer: SocketAddr, why: Refused) {
     tracing::debug!(target: "mcp", "refused an HTTP connection from {peer}: {cap} is reached");
 }
 
-/// 401 unless the request carries the token (which marks its connection `authenticated`);
-/// otherwise rmcp's answer.
+/// 401 unless the request may pass (which marks its connection `authenticated`);
+/// otherwise rmcp's answer, a session's DELETE answered 200 rather than 202.
 async fn answer(
     service: &StreamableHttpService<McpFront, LocalSessionManager>,
-    token: &str,
+    gate: &Gate,
+    peer: SocketAddr,
     authenticated: &AtomicBool,
     request: Request<hyper::body::Incoming>,
 ) -> Response<Body> {
-    let presented = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .map(|value| value.as_bytes())
-        .unwrap_or_default();
-    if !constant_time_eq(presented, token.as_bytes()) {
-        let mut response = Response::new(
-            Full::new(Bytes::from_static(
-                b"Unauthorized: a bearer token is required",
-            ))
-            .boxed(),
-        );
-        *response.status_mut() = StatusCode::UNAUTHORIZED;
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            header::HeaderValue::from_static("Bearer"),
-        );
-        return response;
+    if !gate.admits(request.headers(), peer.ip()) {
+        return gate.refusal(request.headers());
     }
     authenticated.store(true, Ordering::Release);
     if request.uri().path() != PATH {
@@ -272,23 +277,10 @@ async fn answer(
         *response.status_mut() = StatusCode::NOT_FOUND;
         return response;
     }
-    service.handle(request).await
-}
-
-/// Equality whose time depends only on the lengths.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tokens_compare_whole() {
-        assert!(constant_time_eq(b"Bearer abc", b"Bearer abc"));
-        assert!(!constant_time_eq(b"Bearer abd", b"Bearer abc"));
-        assert!(!constant_time_eq(b"Bearer ab", b"Bearer abc"));
-        assert!(!constant_time_eq(b"", b"Bearer abc"));
+    let deleting = request.method() == Method::DELETE;
+    let mut response = service.handle(request).await;
+    if deleting && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
     }
+    response
 }

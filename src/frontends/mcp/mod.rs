@@ -11,8 +11,10 @@
 mod admission;
 mod approvals;
 mod exits;
+pub mod gate;
 pub mod http;
 mod progress;
+mod replay;
 mod session;
 
 use crate::builtins::bash::session::ExecSessions;

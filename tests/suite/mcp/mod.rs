@@ -8,3 +8,4 @@ mod lifecycle;
 mod progress;
 mod sandbox;
 mod transport;
+mod versions;

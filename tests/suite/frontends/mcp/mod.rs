@@ -2,6 +2,9 @@
 
 mod approvals;
 mod http;
+mod http_access;
+mod http_sessions;
 mod policy;
 mod progress;
 mod serve;
+mod versions;
