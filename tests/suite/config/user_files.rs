@@ -121,8 +121,11 @@ fn run_fails_naming_each_server_that_did_not_start_and_why() {
     let missing = std::env::temp_dir().join(format!("dsh-missing-{}.json", std::process::id()));
     std::fs::write(
         &missing,
-        json!({ "mcpServers": { "gone": { "command": "definitely-not-a-command-dsh" } } })
-            .to_string(),
+        json!({ "mcpServers": {
+            "gone": { "command": "definitely-not-a-command-dsh" },
+            "legacy": { "type": "sse", "url": "http://127.0.0.1:9/sse" }
+        } })
+        .to_string(),
     )
     .unwrap();
     let output = dsh_tools(
@@ -139,6 +142,12 @@ fn run_fails_naming_each_server_that_did_not_start_and_why() {
     assert!(
         stderr.contains("MCP server \"gone\" failed to start: ")
             && stderr.contains("definitely-not-a-command-dsh"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "MCP server \"legacy\" failed to start: type \"sse\" (the deprecated HTTP+SSE transport) is not supported: give the server's Streamable HTTP endpoint with type \"http\""
+        ),
         "{stderr}"
     );
     std::fs::remove_file(&missing).unwrap();

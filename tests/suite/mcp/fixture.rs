@@ -374,3 +374,22 @@ async fn a_server_that_hangs_at_startup_is_abandoned_and_reaped() {
     assert_eq!(mcp_common::still_alive(&hanging), []);
     assert_eq!(mcp_common::descendants_with_env("DSH_TEST_TAG=hang"), []);
 }
+
+/// `startupTimeoutMs` (Codex's `startup_timeout_sec`) is the startup deadline exactly, below
+/// the 10 s floor `timeoutMs` gets.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_startup_timeout_is_the_handshake_deadline_exactly() {
+    let mut hang = fixture(&["--hang"]);
+    hang["startupTimeoutMs"] = json!(1500);
+    hang["env"] = json!({ "DSH_TEST_TAG": "hang-startup" });
+    let host = Host::start(PresentationMode::Native, json!({ "hang": hang })).await;
+    let status = host.status("hang");
+    assert_eq!(status.state, McpServerState::Restarting);
+    assert_eq!(
+        status.last_error.as_deref(),
+        Some("the server did not complete the MCP handshake and tools/list within 1500 ms")
+    );
+    let hanging = mcp_common::descendants_with_env("DSH_TEST_TAG=hang-startup");
+    host.mcp.shutdown().await;
+    assert_eq!(mcp_common::still_alive(&hanging), []);
+}
