@@ -177,14 +177,6 @@ fn run() -> anyhow::Result<()> {
     for path in &cli.common.config {
         layers.push_file(path)?;
     }
-    if let Some(Command::Config {
-        action: ConfigAction::Show,
-    }) = &cli.command
-    {
-        layers.parse()?;
-        std::io::Write::write_all(&mut std::io::stdout(), config::show(&layers).as_bytes())?;
-        return Ok(());
-    }
     let base_config = layers.merged();
     let parsed = layers.parse()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -276,7 +268,13 @@ fn run() -> anyhow::Result<()> {
             let code = cli::sandbox::check(&parsed, json)?;
             exit(code);
         }
-        Command::Config { .. } => Ok(()),
+        Command::Config {
+            action: ConfigAction::Show,
+        } => {
+            // Shown once it parses: every value printed is one the host would accept.
+            std::io::Write::write_all(&mut std::io::stdout(), config::show(&layers).as_bytes())?;
+            Ok(())
+        }
         Command::GenerateProtocol { out } => {
             std::fs::create_dir_all(&out)?;
             let schema =
