@@ -23,13 +23,32 @@ fn fixture(rest: &str) -> String {
         .into_owned()
 }
 
-/// A program file of one test, in a directory of its own.
-fn program(test: &str, text: &str) -> PathBuf {
+/// A program file of one test, in a directory of its own that goes when this is dropped.
+struct Program {
+    dir: PathBuf,
+    file: PathBuf,
+}
+
+impl std::ops::Deref for Program {
+    type Target = PathBuf;
+
+    fn deref(&self) -> &PathBuf {
+        &self.file
+    }
+}
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn program(test: &str, text: &str) -> Program {
     let dir = std::env::temp_dir().join(format!("dsh-user-files-{}-{test}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("program.ts");
-    std::fs::write(&path, text).unwrap();
-    path
+    let file = dir.join("program.ts");
+    std::fs::write(&file, text).unwrap();
+    Program { dir, file }
 }
 
 /// `dsh-tools <args>` run where the samples' relative server paths resolve (the installed
