@@ -45,6 +45,12 @@
   const sliceString = uncurry(String.prototype.slice);
   const StringPrototypeIndexOf = String.prototype.indexOf;
   const StringPrototypeStartsWith = String.prototype.startsWith;
+  const charCodeAt = uncurry(String.prototype.charCodeAt);
+  const toLowerCase = uncurry(String.prototype.toLowerCase);
+  const lastIndexOf = uncurry(String.prototype.lastIndexOf);
+  const ProxyCtor = Proxy;
+  const MathMax = Math.max;
+  const MathFloor = Math.floor;
   const isWellFormed = uncurry(String.prototype.isWellFormed);
   const RegExpPrototypeExec = RegExp.prototype.exec;
   const ErrorCtor = Error;
@@ -567,13 +573,95 @@
     return binding;
   };
 
+  // ---- unknown names -------------------------------------------------------------------
+
+  /** The run's binding names, for the unknown-name error (set by `defineBindings`). */
+  let boundNames = bareArray();
+  const MAX_SUGGESTIONS = 3;
+
+  /** Levenshtein distance of two strings, by UTF-16 code unit. */
+  const editDistance = (a, b) => {
+    let previous = bareArray();
+    for (let j = 0; j <= b.length; j++) previous[j] = j;
+    for (let i = 1; i <= a.length; i++) {
+      const current = bareArray();
+      current[0] = i;
+      const code = charCodeAt(a, i - 1);
+      for (let j = 1; j <= b.length; j++) {
+        const cost = code === charCodeAt(b, j - 1) ? 0 : 1;
+        current[j] = MathMin(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
+      }
+      previous = current;
+    }
+    return previous[b.length];
+  };
+
+  /**
+   * How far `name` is from the tool `tool`, ignoring case: the nearer of the whole name and,
+   * for `mcp__server__tool`, the part after the last `__` (what a program most often means).
+   */
+  const distanceToTool = (name, tool) => {
+    const wanted = toLowerCase(name);
+    const whole = toLowerCase(tool);
+    const cut = lastIndexOf(whole, "__");
+    const own = cut > 0 ? sliceString(whole, cut + 2) : "";
+    const distance = editDistance(wanted, whole);
+    return own === "" ? distance : MathMin(distance, editDistance(wanted, own));
+  };
+
+  /**
+   * `no tool named "x" (N tools visible; closest: "a", "b")`: the visible count, and up to
+   * three names within max(2, length / 3) edits, nearest first (ties by name).
+   */
+  const unknownToolMessage = (name) => {
+    const count = boundNames.length;
+    const visible =
+      count === 0 ? "no tools visible" : count === 1 ? "1 tool visible" : count + " tools visible";
+    const limit = MathMax(2, MathFloor(name.length / 3));
+    const best = bareArray();
+    for (let i = 0; i < count; i++) {
+      const tool = boundNames[i];
+      const distance = distanceToTool(name, tool);
+      if (distance > limit) continue;
+      let at = best.length;
+      while (at > 0) {
+        const nearer = best[at - 1];
+        if (nearer[0] < distance || (nearer[0] === distance && nearer[1] < tool)) break;
+        best[at] = best[at - 1];
+        at--;
+      }
+      best[at] = [distance, tool];
+      if (best.length > MAX_SUGGESTIONS) best.length = MAX_SUGGESTIONS;
+    }
+    let text = "no tool named " + JSONStringify(name) + " (" + visible;
+    for (let i = 0; i < best.length; i++) {
+      text += (i === 0 ? "; closest: " : ", ") + JSONStringify(best[i][1]);
+    }
+    return text + ")";
+  };
+
+  /**
+   * The prototype of `tools`: a name that is not a binding reaches it and throws a
+   * ToolCallError naming the closest bindings, so `tools.nope(...)` says what went wrong
+   * instead of "not a function". `in` still answers false; `then` and `toJSON` (asked by
+   * `await` and JSON) and symbol keys read undefined, as on a plain object.
+   */
+  const unknownBindings = new ProxyCtor(ObjectFreeze({ __proto__: null }), {
+    __proto__: null,
+    get: (_target, key) => {
+      if (typeof key !== "string" || key === "then" || key === "toJSON") return undefined;
+      throw new ToolCallError(key, unknownToolMessage(key));
+    },
+  });
+
   /**
    * Gives `tools` one own, enumerable, read-only binding per name the run may call (the
-   * scope's visible tools when the run started, `run_code` excluded). `tools` has a null
-   * prototype, so any other name (`hasOwnProperty`, `toString`, `run_code`) reads undefined,
-   * and tools named `__proto__` or `constructor` are ordinary own keys.
+   * scope's visible tools when the run started, `run_code` excluded). Any other name
+   * (`hasOwnProperty`, `toString`, `run_code`) throws a ToolCallError on reading (see
+   * `unknownBindings`); tools named `__proto__` or `constructor` are ordinary own keys.
    */
   const defineBindings = (names) => {
+    boundNames = names;
     for (let i = 0; i < names.length; i++) {
       const name = names[i];
       ObjectDefineProperty(tools, name, {
@@ -744,6 +832,7 @@
     opMaxDepth = ops.op_dsh_max_depth;
     opToolNames = ops.op_dsh_tool_names;
     tools = { __proto__: null };
+    ObjectSetPrototypeOf(tools, unknownBindings);
 
     const keys = ReflectOwnKeys(global);
     for (let i = 0; i < keys.length; i++) {

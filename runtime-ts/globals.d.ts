@@ -25,8 +25,9 @@ type ToolBinding = (args: JsonValue) => Promise<JsonValue>;
 /**
  * One own, enumerable binding per tool the scope saw when the run started (`run_code`
  * excluded), exotic names included: `tools["my-tool"]`, `tools.__proto__`,
- * `tools.constructor`. The object has no prototype (any other name reads `undefined`) and
- * cannot be modified.
+ * `tools.constructor`. Reading any other name throws a ToolCallError listing the closest
+ * names and how many tools are visible (test with `"name" in tools`); the object cannot be
+ * modified.
  */
 declare const tools: { readonly [name: string]: ToolBinding };
 

@@ -1,7 +1,16 @@
-//! Host configuration: `--config FILE` (JSON or TOML) with `initialize.config` merged over
-//! it, validated field by field; every error names the field.
+//! Host configuration: `--config FILE` (JSON or TOML; repeatable, later files winning key
+//! by key; Claude Code's and Codex's files read as they are) with `initialize.config`
+//! merged over it, validated field by field; every error names the field.
 
-use dsh_tools_protocol::{HostConfig, SandboxConfig};
+pub mod dialect;
+pub mod expand;
+pub mod layers;
+mod show;
+
+pub use layers::Layers;
+pub use show::show;
+
+use dsh_tools_protocol::{HostConfig, McpServerKind, SandboxConfig};
 use serde_json::Value;
 use std::path::Path;
 
@@ -229,6 +238,23 @@ fn validate_name_globs(config: &HostConfig) -> Result<(), ConfigError> {
 fn validate_mcp_servers(config: &HostConfig) -> Result<(), ConfigError> {
     for (name, server) in &config.mcp_servers {
         let field = format!("config.mcpServers.{name}");
+        let needs = match server.kind {
+            Some(McpServerKind::Stdio) => Some(("stdio", "command", server.command.is_some())),
+            Some(McpServerKind::Http | McpServerKind::Sse) => {
+                Some(("http", "url", server.url.is_some()))
+            }
+            None => None,
+        };
+        if let Some((kind, key, false)) = needs {
+            return Err(ConfigError(format!(
+                "{field}: type \"{kind}\" needs `{key}`"
+            )));
+        }
+        if server.startup_timeout_ms == Some(0) {
+            return Err(ConfigError(format!(
+                "{field}.startupTimeoutMs: must be positive"
+            )));
+        }
         let Some(url) = &server.url else {
             if server.command.is_none() {
                 return Err(ConfigError(format!(
@@ -258,13 +284,9 @@ fn validate_mcp_servers(config: &HostConfig) -> Result<(), ConfigError> {
                 "{field}.{key}: does not apply to a `url` server"
             )));
         }
-        let parsed = url.parse::<http::Uri>().ok();
-        let scheme = parsed.as_ref().and_then(|uri| uri.scheme_str());
-        let has_host = parsed.as_ref().and_then(|uri| uri.host()).is_some();
-        if !matches!(scheme, Some("http" | "https")) || !has_host {
-            return Err(ConfigError(format!(
-                "{field}.url: must be an absolute http:// or https:// URL"
-            )));
+        // A URL with `${VAR}` is checked once expanded, when the server starts.
+        if !expand::references(url) && !is_http_url(url) {
+            return Err(ConfigError(format!("{field}.url: {URL_RULE}")));
         }
         for header in server.headers.keys() {
             if http::HeaderName::from_bytes(header.as_bytes()).is_err() {
@@ -284,6 +306,17 @@ fn validate_mcp_servers(config: &HostConfig) -> Result<(), ConfigError> {
         }
     }
     Ok(())
+}
+
+/// What an MCP server's `url` must be.
+pub const URL_RULE: &str = "must be an absolute http:// or https:// URL";
+
+/// Whether `url` is an absolute `http(s)` URL with a host.
+pub fn is_http_url(url: &str) -> bool {
+    let parsed = url.parse::<http::Uri>().ok();
+    let scheme = parsed.as_ref().and_then(|uri| uri.scheme_str());
+    let has_host = parsed.as_ref().and_then(|uri| uri.host()).is_some();
+    matches!(scheme, Some("http" | "https")) && has_host
 }
 
 /// `builtins.bash.limits`: below these even an empty command cannot start.

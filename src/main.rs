@@ -33,9 +33,11 @@ struct Cli {
 
 #[derive(clap::Args, Clone)]
 struct Common {
-    /// Host configuration (JSON or TOML); `initialize.config` is merged over it.
+    /// Host configuration (JSON or TOML), or Claude Code's `.mcp.json` / `settings.json`, or
+    /// Codex's `config.toml`; repeatable, later files winning key by key;
+    /// `initialize.config` is merged over them.
     #[arg(long, global = true)]
-    config: Option<PathBuf>,
+    config: Vec<PathBuf>,
     /// Enable built-in tools rooted at the current directory: `fs`, `bash`, `web` or a list
     /// (the same as `builtins.fs.root = "."` / `builtins.bash.cwd = "."` /
     /// `builtins.web = {}` in the config).
@@ -102,12 +104,23 @@ enum Command {
         #[command(subcommand)]
         action: SandboxAction,
     },
+    /// The configuration the `--config` files make together.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
     /// Write protocol/generated/ (JSON Schema and TypeScript declarations of the wire types).
     GenerateProtocol {
         /// Output directory.
         #[arg(long, default_value = "protocol/generated")]
         out: PathBuf,
     },
+}
+
+#[derive(Subcommand)]
+enum ConfigAction {
+    /// Print every configured value with the file it came from (secrets masked).
+    Show,
 }
 
 #[derive(Subcommand)]
@@ -159,10 +172,7 @@ fn run() -> anyhow::Result<()> {
     if let Err(error) = nix::sys::prctl::set_dumpable(false) {
         tracing::warn!("could not mark the host non-dumpable: {error}");
     }
-    let mut base_config = match &cli.common.config {
-        Some(path) => config::read_file(path)?,
-        None => serde_json::json!({}),
-    };
+    let mut layers = config::Layers::default();
     for family in &cli.common.builtins {
         let enabled = match family.as_str() {
             "fs" => serde_json::json!({ "builtins": { "fs": { "root": "." } } }),
@@ -170,18 +180,13 @@ fn run() -> anyhow::Result<()> {
             "web" => serde_json::json!({ "builtins": { "web": {} } }),
             other => anyhow::bail!("--builtins: unknown family {other:?} (expected fs, bash, web)"),
         };
-        let mut merged = enabled;
-        config::merge(&mut merged, base_config);
-        base_config = merged;
+        layers.push("--builtins", enabled);
     }
-    let mut parsed = config::parse(base_config.clone())?;
-    if let Some(path) = &cli.common.config {
-        let origin = path.display().to_string();
-        parsed.permissions.origins = dsh_tools::policy::origins::permission_origins(
-            &parsed.permissions.origins,
-            &[(origin.as_str(), &base_config)],
-        );
+    for path in &cli.common.config {
+        layers.push_file(path)?;
     }
+    let base_config = layers.merged();
+    let parsed = layers.parse()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_stack_size(WORKER_STACK_BYTES)
@@ -277,6 +282,13 @@ fn run() -> anyhow::Result<()> {
         } => {
             let code = cli::sandbox::check(&parsed, json)?;
             exit(code);
+        }
+        Command::Config {
+            action: ConfigAction::Show,
+        } => {
+            // Shown once it parses: every value printed is one the host would accept.
+            std::io::Write::write_all(&mut std::io::stdout(), config::show(&layers).as_bytes())?;
+            Ok(())
         }
         Command::GenerateProtocol { out } => {
             std::fs::create_dir_all(&out)?;

@@ -279,6 +279,12 @@ export type PermissionDefault = "allow" | "ask" | "deny";
 
 export type McpServerConfig = { 
 /**
+ * Claude Code's `type` (`stdio`, `http`, `sse`), read so a `.mcp.json` loads as
+ * written: `stdio` needs `command`, `http` needs `url`. `sse` (the deprecated HTTP+SSE
+ * transport) is not supported: such a server fails to start, saying so.
+ */
+type?: McpServerKind, 
+/**
  * Program to run (stdio servers).
  */
 command?: string, 
@@ -317,6 +323,11 @@ enabled: boolean,
  */
 timeoutMs?: number, 
 /**
+ * Deadline of the handshake and first listing (ms, > 0); default `timeoutMs` but at
+ * least 10 s, or 30 s.
+ */
+startupTimeoutMs?: number, 
+/**
  * Which of its tools to ingest.
  */
 tools?: NameFilter, 
@@ -330,6 +341,8 @@ sandbox?: SandboxConfig,
  * loads them); `tools.alwaysLoaded` exempts names.
  */
 deferTools?: boolean, };
+
+export type McpServerKind = "stdio" | "http" | "sse";
 
 export type NameFilter = { 
 /**

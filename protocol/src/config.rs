@@ -279,6 +279,12 @@ pub enum PermissionDefault {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct McpServerConfig {
+    /// Claude Code's `type` (`stdio`, `http`, `sse`), read so a `.mcp.json` loads as
+    /// written: `stdio` needs `command`, `http` needs `url`. `sse` (the deprecated HTTP+SSE
+    /// transport) is not supported: such a server fails to start, saying so.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub kind: Option<McpServerKind>,
     /// Program to run (stdio servers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -313,6 +319,11 @@ pub struct McpServerConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub timeout_ms: Option<u64>,
+    /// Deadline of the handshake and first listing (ms, > 0); default `timeoutMs` but at
+    /// least 10 s, or 30 s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub startup_timeout_ms: Option<u64>,
     /// Which of its tools to ingest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -326,6 +337,18 @@ pub struct McpServerConfig {
     /// loads them); `tools.alwaysLoaded` exempts names.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub defer_tools: bool,
+}
+
+/// An MCP server's transport as Claude Code's `.mcp.json` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum McpServerKind {
+    /// A program spawned on stdio (`command`).
+    Stdio,
+    /// Streamable HTTP (`url`).
+    Http,
+    /// The deprecated HTTP+SSE transport (not supported).
+    Sse,
 }
 
 fn enabled_by_default() -> bool {

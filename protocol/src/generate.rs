@@ -26,6 +26,7 @@ macro_rules! wire_types {
             PermissionsConfig,
             PermissionDefault,
             McpServerConfig,
+            McpServerKind,
             NameFilter,
             BuiltinsConfig,
             FsConfig,

@@ -9,13 +9,14 @@ use dsh_tools::code_mode::{CodeEvents, CodeMode, DispatchEnd, DispatchStart, ren
 use dsh_tools::host::Host;
 use dsh_tools::runtime::LogStream;
 use dsh_tools::tool::ContentBlock;
-use dsh_tools_protocol::{CodeLanguage, HostConfig, PresentationMode};
+use dsh_tools_protocol::{CodeLanguage, HostConfig, McpServerState, PresentationMode};
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-/// Runs the program in `path`; returns the process exit code (0 success, 1 failure, 143
-/// when a termination signal aborted it). Ingested MCP servers are reaped before returning.
+/// Runs the program in `path`; returns the process exit code (0 success, 1 failure or a
+/// configured MCP server that failed to start, 143 when a termination signal aborted it).
+/// Ingested MCP servers are reaped before returning.
 pub async fn run_program(
     path: &Path,
     config: &HostConfig,
@@ -24,6 +25,21 @@ pub async fn run_program(
     let code = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the program {}", path.display()))?;
     let host = Host::assemble(config, PresentationMode::Code).await?;
+    let failed = failed_servers(&host);
+    if !failed.is_empty() {
+        // The program would run without those tools: say why instead, and fail.
+        let mut text: String = failed
+            .iter()
+            .map(|line| format!("dsh-tools run: {line}\n"))
+            .collect();
+        text.push_str(&format!(
+            "dsh-tools run: not running {}: fix the server or set `enabled = false` for it\n",
+            path.display()
+        ));
+        std::io::stderr().write_all(text.as_bytes())?;
+        host.shutdown().await;
+        return Ok(1);
+    }
     let (runtime, code_mode) = (host.runtime.clone(), host.code.clone());
     let live = std::io::stdout().is_terminal().then(LiveLines::new);
     if let Some(live) = &live
@@ -39,7 +55,7 @@ pub async fn run_program(
         .with_signal(dsh_tools::tool::Signal::new(stop.clone()));
     let result = runtime.execute(call).await;
     let elapsed = started.elapsed();
-    print_result(&result, elapsed)?;
+    print_result(&result, elapsed, path)?;
     // After the output: the spill files go only once the terminal has read them.
     host.shutdown().await;
     drop(code_mode);
@@ -50,8 +66,25 @@ pub async fn run_program(
     })
 }
 
+/// One line per configured server whose first start failed: its name and why.
+fn failed_servers(host: &Host) -> Vec<String> {
+    host.mcp
+        .status()
+        .into_iter()
+        .filter(|s| matches!(s.state, McpServerState::Failed | McpServerState::Restarting))
+        .map(|s| {
+            let cause = s.last_error.as_deref().unwrap_or("no cause was reported");
+            format!("MCP server \"{}\" failed to start: {cause}", s.server)
+        })
+        .collect()
+}
+
 /// Prints how the run ended and what it produced.
-fn print_result(result: &ToolExecutionResult, elapsed: std::time::Duration) -> std::io::Result<()> {
+fn print_result(
+    result: &ToolExecutionResult,
+    elapsed: std::time::Duration,
+    path: &Path,
+) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -67,7 +100,7 @@ fn print_result(result: &ToolExecutionResult, elapsed: std::time::Duration) -> s
     // (whose file goes when this command ends).
     match (result.value(), result.error()) {
         (Some(value), _) => writeln!(out, "{}", render_run(value))?,
-        (None, Some(error)) => writeln!(out, "Error: {}", error.message)?,
+        (None, Some(error)) => writeln!(out, "Error: {}", relabeled(&error.message, path))?,
         (None, None) => {
             for block in &result.content {
                 if let ContentBlock::Text(text) = block {
@@ -77,6 +110,28 @@ fn print_result(result: &ToolExecutionResult, elapsed: std::time::Duration) -> s
         }
     }
     Ok(())
+}
+
+/// A failure's first line with its program position (` at program.ts:2:7`,
+/// ` at program.py:2`) naming the file that was run: the program is that file's text, so
+/// its lines and columns are the file's. The captured output after it is left as written.
+fn relabeled(message: &str, path: &Path) -> String {
+    let (head, rest) = match message.split_once('\n') {
+        Some((head, rest)) => (head, Some(rest)),
+        None => (message, None),
+    };
+    let file = path.display().to_string();
+    let mut head = head.to_owned();
+    for label in ["program.ts", "program.py"] {
+        if let Some(at) = head.rfind(&format!(" at {label}:")) {
+            head.replace_range(at + 4..at + 4 + label.len(), &file);
+            break;
+        }
+    }
+    match rest {
+        Some(rest) => format!("{head}\n{rest}"),
+        None => head,
+    }
 }
 
 fn ms(duration: std::time::Duration) -> f64 {
@@ -125,4 +180,30 @@ pub async fn sdk_text(config: &HostConfig, language: CodeLanguage) -> anyhow::Re
     let sdk = CodeMode::sdk_in(&host.runtime, None, language);
     host.shutdown().await;
     Ok(sdk)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relabeled;
+    use std::path::Path;
+
+    #[test]
+    fn positions_name_the_file_that_was_run_and_logs_stay_as_written() {
+        let path = Path::new("jobs/x.ts");
+        assert_eq!(
+            relabeled(
+                "code run failed (exception): Error: boom at program.ts:2:7\nCaptured output:\nat program.ts:9:9",
+                path
+            ),
+            "code run failed (exception): Error: boom at jobs/x.ts:2:7\nCaptured output:\nat program.ts:9:9"
+        );
+        assert_eq!(
+            relabeled(
+                "code run failed (exception): RuntimeError: boom at program.py:2",
+                Path::new("y.py")
+            ),
+            "code run failed (exception): RuntimeError: boom at y.py:2"
+        );
+        assert_eq!(relabeled("code run timed out", path), "code run timed out");
+    }
 }

@@ -241,7 +241,7 @@ pub fn sdk_tool(tool: &RegisteredTool) -> SdkTool<'_> {
         name: &tool.definition.name,
         description: &tool.definition.description,
         input_schema: tool.definition.input.json_schema(),
-        output_schema: &tool.definition.output.json_schema,
+        output_schema: tool.definition.output.presented_schema(),
     }
 }
 

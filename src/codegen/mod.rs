@@ -27,6 +27,7 @@ mod schema_plan;
 mod sdk;
 mod ts_text;
 mod typescript;
+mod untyped;
 
 pub use py_sdk::{python_declaration, python_sdk, python_sdk_deferring};
 pub use python::json_schema_to_py;
@@ -38,3 +39,4 @@ pub use sdk::{
     typescript_sdk_deferring,
 };
 pub use typescript::json_schema_to_ts;
+pub use untyped::untyped_part;

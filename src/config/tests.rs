@@ -148,6 +148,22 @@ fn every_invalid_field_is_named() {
             "config.mcpServers.x.url: must be an absolute http:// or https:// URL",
         ),
         (
+            json!({ "mcpServers": { "x": { "type": "stdio", "url": "http://h/mcp" } } }),
+            "config.mcpServers.x: type \"stdio\" needs `command`",
+        ),
+        (
+            json!({ "mcpServers": { "x": { "type": "http", "command": "x" } } }),
+            "config.mcpServers.x: type \"http\" needs `url`",
+        ),
+        (
+            json!({ "mcpServers": { "x": { "type": "websocket", "command": "x" } } }),
+            "config.mcpServers.x.type: unknown variant `websocket`, expected one of `stdio`, `http`, `sse`",
+        ),
+        (
+            json!({ "mcpServers": { "x": { "command": "x", "startupTimeoutMs": 0 } } }),
+            "config.mcpServers.x.startupTimeoutMs: must be positive",
+        ),
+        (
             json!({ "mcpServers": { "x": { "url": "http://h/mcp", "headers": { "bad header": "v" } } } }),
             "config.mcpServers.x.headers: \"bad header\" is not a valid HTTP header name",
         ),
@@ -190,4 +206,10 @@ fn toml_files_parse_like_json() {
         dsh_tools_protocol::PresentationMode::Code
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn urls_with_references_are_checked_once_expanded_and_sse_servers_load() {
+    parse(json!({ "mcpServers": { "x": { "url": "${BASE:-http://h}/mcp" } } })).unwrap();
+    parse(json!({ "mcpServers": { "x": { "type": "sse", "url": "http://h/sse" } } })).unwrap();
 }

@@ -209,7 +209,10 @@ fn entry(tool: &RegisteredTool, language: Option<CodeLanguage>) -> Value {
     );
     entry.insert("inputSchema".into(), definition.input.json_schema().clone());
     if let Some(language) = language {
-        entry.insert("outputSchema".into(), definition.output.json_schema.clone());
+        entry.insert(
+            "outputSchema".into(),
+            definition.output.presented_schema().clone(),
+        );
         let declaration = match language {
             CodeLanguage::Typescript => codegen::typescript_declaration(&sdk_tool(tool)),
             CodeLanguage::Python => codegen::python_declaration(&sdk_tool(tool)),

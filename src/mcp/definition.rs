@@ -5,6 +5,7 @@
 use super::call::{McpToolBody, OutputShape};
 use super::link::Link;
 use super::names::registered_name;
+use crate::codegen::untyped_part;
 use crate::schema::check_supported;
 use crate::tool::{Concurrency, ToolDefinition};
 use dsh_tools_protocol::McpServerConfig;
@@ -35,9 +36,9 @@ pub fn ingest(
         .unwrap_or_default();
     let input = match raw.get("inputSchema") {
         Some(schema @ Value::Object(_)) => {
-            if let Err(outside) = check_supported(schema, "inputSchema") {
+            if let Some(part) = untyped_part(schema, "inputSchema") {
                 warn(format!(
-                    "inputSchema goes beyond the SDK's schema subset ({outside}); those parts are typed `unknown` and the server validates arguments"
+                    "inputSchema goes beyond the SDK's schema subset at {part}; that part is typed `unknown` and the server validates arguments"
                 ));
             }
             schema.clone()
@@ -51,15 +52,18 @@ pub fn ingest(
             json!({ "type": "object" })
         }
     };
-    let (output, shape) = match raw.get("outputSchema") {
-        None | Some(Value::Null) => (json!({ "type": "string" }), OutputShape::Text),
+    // An output schema beyond the enforced subset is still the tool's declared output: the
+    // SDK types it (unknown parts as `unknown`) and `dsh-tools mcp` serves it with the
+    // server's `structuredContent`; only the host's own check of the value is skipped.
+    let (output, unenforced, shape) = match raw.get("outputSchema") {
+        None | Some(Value::Null) => (json!({ "type": "string" }), None, OutputShape::Text),
         Some(schema @ Value::Object(_)) => match check_supported(schema, "outputSchema") {
-            Ok(()) => (schema.clone(), OutputShape::Structured),
+            Ok(()) => (schema.clone(), None, OutputShape::Structured),
             Err(outside) => {
                 warn(format!(
-                    "outputSchema goes beyond the enforced subset ({outside}); its structured output is accepted as any JSON (`JsonValue` in the SDK)"
+                    "outputSchema goes beyond the enforced subset ({outside}); its structured output is passed on unchecked"
                 ));
-                (json!({}), OutputShape::Structured)
+                (json!({}), Some(schema.clone()), OutputShape::Structured)
             }
         },
         Some(_) => {
@@ -67,7 +71,7 @@ pub fn ingest(
                 "outputSchema is not an object; its structured output is accepted as any JSON"
                     .into(),
             );
-            (json!({}), OutputShape::Structured)
+            (json!({}), None, OutputShape::Structured)
         }
     };
     let hint = |name: &str| {
@@ -89,10 +93,13 @@ pub fn ingest(
     let mut builder = ToolDefinition::builder(registered_name(&link.name, tool))
         .description(description)
         .input_schema(input)
-        .output_json_schema(output)
         .concurrency(concurrency)
         .idempotent(hint("idempotentHint"))
         .deferred(config.defer_tools);
+    builder = match unenforced {
+        Some(schema) => builder.unenforced_output_schema(schema),
+        None => builder.output_json_schema(output),
+    };
     if let Some(ms) = config.timeout_ms {
         builder = builder.timeout_ms(json!(ms));
     }
@@ -118,8 +125,9 @@ mod tests {
         config
     }
 
-    /// Ingests `raw` as tool "t" of server "s" and returns (input, output, warnings).
-    fn check(raw: Value, input: Value, output: Value, warnings: &[&str]) {
+    /// Ingests `raw` as tool "t" of server "s", checks its input and enforced output
+    /// schemas and its warnings, and returns the definition.
+    fn check(raw: Value, input: Value, output: Value, warnings: &[&str]) -> ToolDefinition {
         let link = Link::new(
             "s",
             dsh_tools_protocol::McpTransport::Stdio,
@@ -134,6 +142,7 @@ mod tests {
         assert_eq!(definition.output.json_schema, output, "{raw}");
         assert_eq!(definition.timeout_ms, Some(5000));
         assert_eq!(ingested.warnings, warnings, "{raw}");
+        ingested.definition
     }
 
     #[test]
@@ -156,17 +165,42 @@ mod tests {
             referencing.clone(),
             object.clone(),
             &[
-                "tool \"t\": inputSchema goes beyond the SDK's schema subset (inputSchema: unsupported keyword \"$defs\"); those parts are typed `unknown` and the server validates arguments",
+                "tool \"t\": inputSchema goes beyond the SDK's schema subset at inputSchema.properties.node; that part is typed `unknown` and the server validates arguments",
             ],
         );
-        check(
+        let unchecked = check(
             json!({ "name": "t", "inputSchema": {}, "outputSchema": any_of }),
             json!({}),
             json!({}),
             &[
-                "tool \"t\": outputSchema goes beyond the enforced subset (outputSchema: unsupported keyword \"anyOf\"); its structured output is accepted as any JSON (`JsonValue` in the SDK)",
+                "tool \"t\": outputSchema goes beyond the enforced subset (outputSchema: unsupported keyword \"anyOf\"); its structured output is passed on unchecked",
             ],
         );
+        assert_eq!(unchecked.output.presented_schema(), &any_of);
+        // What zod writes (`$schema`) and what only narrows values (`minimum`, `format`)
+        // keep a schema typed: no warning, and the output stays enforced.
+        let zod = json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "properties": {
+                "count": { "type": "number", "minimum": 1, "maximum": 10 },
+                "data": { "type": "string", "format": "uri" }
+            }
+        });
+        let output = json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "properties": { "t": { "type": "number", "description": "Temperature" } },
+            "required": ["t"],
+            "additionalProperties": false
+        });
+        let enforced = check(
+            json!({ "name": "t", "inputSchema": zod, "outputSchema": output }),
+            zod.clone(),
+            output.clone(),
+            &[],
+        );
+        assert!(enforced.output.unenforced.is_none());
         check(
             json!({ "name": "t" }),
             json!({ "type": "object" }),

@@ -1,8 +1,9 @@
-//! A `url` server's endpoint: its headers with `${VAR}` expanded from the host's
+//! A `url` server's endpoint: its headers with `${VAR}` (and `${VAR:-default}`) expanded from the host's
 //! environment and its bearer token, resolved once when its supervisor starts, the rmcp
 //! Streamable HTTP transport built from them for each connection, and the redaction that
 //! keeps those values out of every log line, status and error.
 
+use crate::config::expand::expand;
 use dsh_tools_protocol::McpServerConfig;
 use http::{HeaderName, HeaderValue};
 use rmcp::service::ClientInitializeError;
@@ -158,31 +159,6 @@ pub fn redact(secrets: &[String], text: String) -> String {
         .fold(text, |text, secret| text.replace(secret.as_str(), "***"))
 }
 
-/// `template` with each `${VAR}` replaced by `env(VAR)`; `Err(VAR)` for an unset one. A `$`
-/// not followed by `{NAME}` is kept as is.
-fn expand(template: &str, env: &impl Fn(&str) -> Option<String>) -> Result<String, String> {
-    let mut out = String::with_capacity(template.len());
-    let mut rest = template;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let Some(end) = after.find('}') else {
-            out.push_str(&rest[start..]);
-            return Ok(out);
-        };
-        let var = &after[..end];
-        let valid = !var.is_empty() && var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-        if valid {
-            out.push_str(&env(var).ok_or_else(|| var.to_owned())?);
-        } else {
-            out.push_str(&rest[start..start + 2 + end + 1]);
-        }
-        rest = &after[end + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -195,20 +171,6 @@ mod tests {
             "TEAM" => Some("core".into()),
             _ => None,
         }
-    }
-
-    #[test]
-    fn variables_expand_and_unset_ones_are_named() {
-        assert_eq!(
-            expand("Bearer ${TOKEN}", &env).unwrap(),
-            "Bearer s3cr3t-value"
-        );
-        assert_eq!(expand("${TEAM}-${TEAM}", &env).unwrap(), "core-core");
-        assert_eq!(
-            expand("$TEAM ${} ${a-b} ${x", &env).unwrap(),
-            "$TEAM ${} ${a-b} ${x"
-        );
-        assert_eq!(expand("a${MISSING}b", &env), Err("MISSING".to_owned()));
     }
 
     #[test]

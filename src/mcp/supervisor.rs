@@ -14,8 +14,9 @@ use super::timing::{
     DEFAULT_STARTUP, EXIT_REPORT, FIRST_BACKOFF, MAX_ATTEMPTS, MAX_BACKOFF, PING_DEADLINE,
     PING_EVERY, STABLE_AFTER, STARTUP_FLOOR,
 };
+use crate::config::expand::expand_server;
 use crate::registry::Registry;
-use dsh_tools_protocol::{McpServerConfig, McpServerState};
+use dsh_tools_protocol::{McpServerConfig, McpServerKind, McpServerState};
 use rmcp::RoleClient;
 use rmcp::model::{ClientRequest, CustomRequest};
 use rmcp::service::{Peer, RunningService, serve_client};
@@ -98,27 +99,21 @@ enum Ended {
 
 impl Supervisor {
     /// Runs until shutdown; the child is reaped before this returns.
-    pub async fn run(self) {
-        let remote = match self.config.url {
-            Some(_) => match Remote::resolve(&self.config, |var| std::env::var(var).ok()) {
-                Ok(remote) => {
-                    self.link.set_secrets(remote.secrets());
-                    Some(remote)
-                }
-                Err(error) => {
-                    // A configuration problem: no attempt could succeed.
-                    tracing::warn!(target: "mcp", "[{}] {error}", self.link.name);
-                    self.link.update(|s| {
-                        s.state = McpServerState::Failed;
-                        s.last_error = Some(error);
-                    });
-                    self.settled.send_replace(true);
-                    self.stop.cancelled().await;
-                    self.link.update(|s| s.state = McpServerState::Stopped);
-                    return;
-                }
-            },
-            None => None,
+    pub async fn run(mut self) {
+        let remote = match self.resolve(|var| std::env::var(var).ok()) {
+            Ok(remote) => remote,
+            Err(error) => {
+                // A configuration problem: no attempt could succeed.
+                tracing::warn!(target: "mcp", "[{}] {error}", self.link.name);
+                self.link.update(|s| {
+                    s.state = McpServerState::Failed;
+                    s.last_error = Some(error);
+                });
+                self.settled.send_replace(true);
+                self.stop.cancelled().await;
+                self.link.update(|s| s.state = McpServerState::Stopped);
+                return;
+            }
         };
         let mut catalog = Catalog::default();
         let mut failures = 0u32;
@@ -204,12 +199,36 @@ impl Supervisor {
         }
     }
 
+    /// Expands `${VAR}` and `${VAR:-default}` in the configuration (with `env`, the host's
+    /// environment) and resolves a remote server's headers and token; an error is a
+    /// configuration problem that no attempt could overcome.
+    fn resolve(&mut self, env: impl Fn(&str) -> Option<String>) -> Result<Option<Remote>, String> {
+        if self.config.kind == Some(McpServerKind::Sse) {
+            return Err(
+                "type \"sse\" (the deprecated HTTP+SSE transport) is not supported: \
+                 give the server's Streamable HTTP endpoint with type \"http\""
+                    .into(),
+            );
+        }
+        self.config = expand_server(&self.config, &env)?;
+        let Some(url) = &self.config.url else {
+            return Ok(None);
+        };
+        if !crate::config::is_http_url(url) {
+            return Err(format!("url {}", crate::config::URL_RULE));
+        }
+        let remote = Remote::resolve(&self.config, env)?;
+        self.link.set_secrets(remote.secrets());
+        Ok(Some(remote))
+    }
+
     /// The handshake and first listing deadline.
     fn startup_deadline(&self) -> Duration {
-        self.config
-            .timeout_ms
-            .map(|ms| Duration::from_millis(ms).max(STARTUP_FLOOR))
-            .unwrap_or(DEFAULT_STARTUP)
+        match (self.config.startup_timeout_ms, self.config.timeout_ms) {
+            (Some(ms), _) => Duration::from_millis(ms),
+            (None, Some(ms)) => Duration::from_millis(ms).max(STARTUP_FLOOR),
+            (None, None) => DEFAULT_STARTUP,
+        }
     }
 
     /// `startup` within the startup deadline: `None` when the host stopped first.

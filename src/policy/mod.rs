@@ -5,7 +5,6 @@
 pub mod book;
 pub mod cc_names;
 pub mod gate;
-pub mod origins;
 pub mod permissions;
 pub mod settings_file;
 pub mod shell;

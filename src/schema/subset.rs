@@ -22,8 +22,21 @@ const CONSTRAINTS: [&str; 8] = [
     "const",
 ];
 
-/// Annotations: never affect validation (`default` and `examples` are never applied).
-const ANNOTATIONS: [&str; 4] = ["description", "title", "default", "examples"];
+/// Annotations: never affect validation (`default` and `examples` are never applied). The
+/// `$`-keywords and flags are what schema generators write on every node (zod's
+/// `$schema`, pydantic's `title`, OpenAPI's `readOnly`).
+const ANNOTATIONS: [&str; 10] = [
+    "description",
+    "title",
+    "default",
+    "examples",
+    "$schema",
+    "$id",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+];
 
 /// Keywords that belong to one node type, so they are refused beside `oneOf` and on an
 /// untyped node.
@@ -41,7 +54,8 @@ const TYPED: [&str; 6] = [
 /// on objects `properties`, `required` (declared names only) and boolean
 /// `additionalProperties`; on arrays one `items` schema; on scalars a non-empty `enum` of
 /// that type and a `const` of that type (a member, when both are given); lossless
-/// `title`/`description` strings and `default`/`examples` annotations anywhere. `{}` (and an
+/// `title`/`description`/`$schema`/`$id`/`$comment` strings, `deprecated`/`readOnly`/`writeOnly`
+/// flags and `default`/`examples` annotations anywhere. `{}` (and an
 /// annotation-only schema) accepts any JSON. The first problem in document order is
 /// reported (a node's own keywords before its children), with a path starting at `root`.
 pub fn check_supported(schema: &Value, root: &str) -> Result<(), SchemaError> {
@@ -70,9 +84,13 @@ fn check_node<'s>(
             return refuse(paths, format!("unsupported keyword \"{keyword}\""));
         }
         match (keyword.as_str(), argument) {
-            ("title" | "description", Value::String(_)) => {}
-            ("title" | "description", _) => {
+            ("title" | "description" | "$schema" | "$id" | "$comment", Value::String(_)) => {}
+            ("title" | "description" | "$schema" | "$id" | "$comment", _) => {
                 return refuse(paths, format!("{keyword} must be a string"));
+            }
+            ("deprecated" | "readOnly" | "writeOnly", Value::Bool(_)) => {}
+            ("deprecated" | "readOnly" | "writeOnly", _) => {
+                return refuse(paths, format!("{keyword} must be true or false"));
             }
             ("default" | "examples" | "enum" | "const", _) => {
                 let keyword_at = paths.child(at, Segment::Key(keyword));

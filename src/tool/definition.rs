@@ -120,10 +120,22 @@ impl InputSchema {
 pub struct OutputDeclaration {
     /// JSON Schema (enforced subset).
     pub json_schema: Value,
+    /// The schema as its source wrote it, when that goes beyond the enforced subset (an MCP
+    /// server's `outputSchema` with `$ref` or `minimum`): shown to clients and the SDK,
+    /// while `json_schema` (then `{}`) is what values are validated against.
+    pub unenforced: Option<Value>,
     /// Its validator.
     pub validator: Arc<Validator>,
     /// Rendering.
     pub render: Render,
+}
+
+impl OutputDeclaration {
+    /// The schema clients and the SDK are shown: the source's own when it was beyond the
+    /// enforced subset, else the enforced one.
+    pub fn presented_schema(&self) -> &Value {
+        self.unenforced.as_ref().unwrap_or(&self.json_schema)
+    }
 }
 
 /// A registered tool's definition. Build one with [`ToolDefinition::builder`].
@@ -174,6 +186,7 @@ impl ToolDefinition {
             description: String::new(),
             input: None,
             output: None,
+            unenforced_output: None,
             timeout_ms: None,
             concurrency: Concurrency::Exclusive,
             idempotent: false,
@@ -193,6 +206,7 @@ pub struct ToolDefinitionBuilder {
     description: String,
     input: Option<Result<InputSchema, DefinitionError>>,
     output: Option<Result<(Value, Validator), DefinitionError>>,
+    unenforced_output: Option<Value>,
     timeout_ms: Option<Value>,
     concurrency: Concurrency,
     idempotent: bool,
@@ -245,12 +259,22 @@ impl ToolDefinitionBuilder {
                 .map_err(|e| DefinitionError::UnsupportedSchema(e.to_string()))
                 .and_then(|json| compile_output(json, "output.schema")),
         );
+        self.unenforced_output = None;
         self
     }
 
     /// Raw output JSON Schema in the enforced subset.
     pub fn output_json_schema(mut self, schema: Value) -> Self {
         self.output = Some(compile_output(schema, "output.jsonSchema"));
+        self.unenforced_output = None;
+        self
+    }
+
+    /// An output schema beyond the enforced subset: values are accepted as any JSON, and
+    /// `schema` is what clients and the SDK are shown.
+    pub fn unenforced_output_schema(mut self, schema: Value) -> Self {
+        self.output = Some(compile_output(Value::Object(Default::default()), "output"));
+        self.unenforced_output = Some(schema);
         self
     }
 
@@ -330,6 +354,7 @@ impl ToolDefinitionBuilder {
             input,
             output: OutputDeclaration {
                 json_schema,
+                unenforced: self.unenforced_output,
                 validator: Arc::new(validator),
                 render: self.render,
             },

@@ -2,5 +2,5 @@
 try {
   return await tools.run_code({ code: "return 'inner'", description: "nested" });
 } catch (e) {
-  return ["rejected", typeof tools.run_code, "run_code" in tools, e.name];
+  return ["rejected", e.toolName, "run_code" in tools, e.name, e.message];
 }

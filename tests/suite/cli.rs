@@ -87,7 +87,7 @@ fn run_prints_the_model_facing_content_and_exits_by_outcome() {
             "console.log('before');\nthrow new Error('boom');",
             1,
             "failed",
-            "Error: code run failed (exception): Error: boom at program.ts:2:7\nCaptured output:\nbefore\n",
+            "Error: code run failed (exception): Error: boom at {file}:2:7\nCaptured output:\nbefore\n",
         ),
         (
             "ok.py",
@@ -101,23 +101,25 @@ fn run_prints_the_model_facing_content_and_exits_by_outcome() {
             "print('before')\nraise RuntimeError('boom')",
             1,
             "failed",
-            "Error: code run failed (exception): RuntimeError: boom at program.py:2\nCaptured output:\nbefore\n",
+            "Error: code run failed (exception): RuntimeError: boom at {file}:2\nCaptured output:\nbefore\n",
         ),
         (
             "enum.ts",
             "enum E { A }",
             1,
             "failed",
-            "Error: code run failed (exception): SyntaxError: `enum` is not erasable TypeScript: use an object literal with `as const` (or a union of literal types) instead at program.ts:1:1\n",
+            "Error: code run failed (exception): SyntaxError: `enum` is not erasable TypeScript: use an object literal with `as const` (or a union of literal types) instead at {file}:1:1\n",
         ),
     ];
     for (name, program, code, status, content) in cases {
         let path = scratch.file(name, program);
         let output = dsh_tools(&["run", path.to_str().unwrap()]);
         assert_eq!(output.status.code(), Some(code), "{name}: {output:?}");
+        // Positions name the file that was run.
+        let content = content.replace("{file}", path.to_str().unwrap());
         assert_eq!(
             run_output(&output),
-            (vec![], status.to_string(), content.to_string()),
+            (vec![], status.to_string(), content),
             "{name}"
         );
     }

@@ -5,6 +5,7 @@ mod cards;
 mod cli;
 mod code_mode;
 mod codegen;
+mod config;
 mod discovery;
 mod egress;
 mod frontends;

@@ -221,7 +221,7 @@ impl McpFront {
             .runtime
             .registry()
             .resolve(&name, self.scope.as_ref())
-            .is_some_and(|tool| object_schema(&tool.definition.output.json_schema).is_some());
+            .is_some_and(|tool| object_schema(tool.definition.output.presented_schema()).is_some());
         if structured {
             answer.structured_content = result.value().cloned();
         }
@@ -234,7 +234,7 @@ impl McpFront {
 fn mcp_tool(definition: &ToolDefinition, description: String) -> Tool {
     let input = mcp_input_schema(definition.input.json_schema());
     let mut tool = Tool::new(definition.name.to_string(), description, Arc::new(input));
-    tool.output_schema = object_schema(&definition.output.json_schema).map(Arc::new);
+    tool.output_schema = object_schema(definition.output.presented_schema()).map(Arc::new);
     tool
 }
 

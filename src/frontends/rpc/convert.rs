@@ -138,7 +138,7 @@ fn schema_of(definition: &ToolDefinition, description: &str, input: &Value) -> B
         json::render_compact(&Value::String(definition.name.to_string())),
         json::render_compact(&Value::String(description.to_owned())),
         json::render_compact(input),
-        json::render_compact(&definition.output.json_schema),
+        json::render_compact(definition.output.presented_schema()),
     );
     raw_json(text)
 }

@@ -157,7 +157,7 @@ async fn initialize(
     let base_origins = session.client().config.permissions.origins.clone();
     let over = params.config.unwrap_or(serde_json::Value::Null);
     let origins =
-        crate::policy::origins::permission_origins(&base_origins, &[("initialize.config", &over)]);
+        crate::config::layers::permission_origins(&base_origins, &[("initialize.config", &over)]);
     if !over.is_null() {
         config::merge(&mut merged, over);
     }

@@ -316,17 +316,60 @@ def _binding(name):
 _bindings = {}  # name -> binding of the run's tools, filled from the start frame
 
 
+class UnknownToolError(ToolCallError, AttributeError, KeyError):
+    """A name that is not a binding: a ToolCallError naming the closest ones, and still the
+    AttributeError / KeyError that `hasattr` and `getattr(tools, name, None)` expect."""
+
+    __str__ = ToolCallError.__str__
+
+
+def _edit_distance(a, b):
+    previous = list(range(len(b) + 1))
+    for i, char in enumerate(a, 1):
+        current = [i]
+        for j, other in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char != other)))
+        previous = current
+    return previous[-1]
+
+
+def _distance_to_tool(name, tool):
+    """Ignoring case, the nearer of the whole name and, for `mcp__server__tool`, the part
+    after the last `__` (the TypeScript runtime's rule, by UTF-16 code unit there)."""
+    wanted, whole = name.lower(), tool.lower()
+    cut = whole.rfind("__")
+    own = whole[cut + 2:] if cut > 0 else ""
+    distance = _edit_distance(wanted, whole)
+    return min(distance, _edit_distance(wanted, own)) if own else distance
+
+
+def _unknown_tool(name):
+    """`no tool named "x" (N tools visible; closest: "a", "b")`: up to three names within
+    max(2, len // 3) edits, nearest first, ties by name."""
+    count = len(_bindings)
+    visible = "no tools visible" if count == 0 else "1 tool visible" if count == 1 else f"{count} tools visible"
+    limit = max(2, len(name) // 3)
+    near = sorted((d, tool) for tool in _bindings if (d := _distance_to_tool(name, tool)) <= limit)[:3]
+    text = f"no tool named {json.dumps(name, ensure_ascii=False)} ({visible}"
+    if near:
+        text += "; closest: " + ", ".join(json.dumps(tool, ensure_ascii=False) for _, tool in near)
+    return UnknownToolError(name, text + ")")
+
+
 class _Tools:
     """`tools.name(args)` or `tools["my-tool"](args)` for exactly the tools the scope saw when
-    the run started (`run_code` excluded): any other name is an AttributeError or KeyError.
-    Dunder names are reachable by subscript only; `in`, `len`, iteration and `dir` list the
-    tools. The bindings live outside the object, so no tool name can collide with them."""
+    the run started (`run_code` excluded): any other name raises UnknownToolError (a
+    ToolCallError that is also an AttributeError or KeyError). Dunder names are reachable by
+    subscript only; `in`, `len`, iteration and `dir` list the tools. The bindings live
+    outside the object, so no tool name can collide with them."""
 
     __slots__ = ()
 
     def __getattr__(self, name):
-        if name.startswith("__") and name.endswith("__") or name not in _bindings:
-            raise AttributeError(f"no tool named {name!r}")
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        if name not in _bindings:
+            raise _unknown_tool(name)
         return _bindings[name]
 
     def __getitem__(self, name):
@@ -335,7 +378,7 @@ class _Tools:
         try:
             return _bindings[name]
         except KeyError:
-            raise KeyError(f"no tool named {name!r}") from None
+            raise _unknown_tool(name) from None
 
     def __setattr__(self, name, value):
         raise AttributeError("tools cannot be modified")

@@ -57,20 +57,20 @@ fn open_restricted(host: &mut Host) {
 fn the_typescript_tools_object_binds_exactly_the_scopes_visible_tools() {
     let mut host = host("typescript");
     open_restricted(&mut host);
-    let program = "return [Object.keys(tools), Object.getPrototypeOf(tools) === null,\n\
-        typeof tools.hasOwnProperty, typeof tools.toString, typeof tools.run_code,\n\
-        typeof tools.hidden, Object.isFrozen(tools), await tools.__proto__({}),\n\
+    let program = "return [Object.keys(tools), Object.getPrototypeOf(Object.getPrototypeOf(tools)),\n\
+        'hasOwnProperty' in tools, 'toString' in tools, 'run_code' in tools,\n\
+        'hidden' in tools, Object.isFrozen(tools), await tools.__proto__({}),\n\
         await tools.constructor({}), await tools['my-tool']({})];";
     let (result, _) = run(&mut host, Some("a"), program);
     assert_eq!(
         result["value"]["result"],
         json!([
             ["__proto__", "constructor", "echo", "my-tool"],
-            true,
-            "undefined",
-            "undefined",
-            "undefined",
-            "undefined",
+            null,
+            false,
+            false,
+            false,
+            false,
             true,
             "__proto__",
             "constructor",
@@ -101,8 +101,14 @@ fn the_python_tools_object_binds_exactly_the_scopes_visible_tools() {
             true,
             false,
             false,
-            ["AttributeError", "no tool named 'run_code'"],
-            ["KeyError", "\"no tool named 'hidden'\""],
+            [
+                "UnknownToolError",
+                "no tool named \"run_code\" (4 tools visible)"
+            ],
+            [
+                "UnknownToolError",
+                "no tool named \"hidden\" (4 tools visible)"
+            ],
             "__proto__",
             "constructor",
             "my-tool"
@@ -110,6 +116,71 @@ fn the_python_tools_object_binds_exactly_the_scopes_visible_tools() {
         "{result}"
     );
     assert_eq!(host.finish(), 0);
+}
+
+/// A name that is not a binding throws a `ToolCallError` (in Python one that is also the
+/// `AttributeError`/`KeyError` `hasattr` expects) naming the closest bindings and the visible
+/// count, caught or failing the run; reads that are not lookups (`await tools`, symbols)
+/// stay quiet.
+#[test]
+fn an_unknown_binding_throws_a_tool_call_error_naming_the_closest_names() {
+    let cases = [
+        (
+            "typescript",
+            "const why = (read) => { try { read(); return 'found'; } catch (e) {\n\
+             return [e instanceof ToolCallError, e.name, e.toolName, e.message]; } };\n\
+             const awaited = await tools;\n\
+             return [why(() => tools.ecoh({})), why(() => tools.My_Tool), why(() => tools.zzz),\n\
+             awaited === tools, String(tools[Symbol.iterator]), await tools.echo({ text: 'still' })];",
+            "await tools.nope({});",
+            "ToolCallError: no tool named \"nope\" (5 tools visible)",
+        ),
+        (
+            "python",
+            "def why(read):\n    try:\n        read()\n        return 'found'\n    \
+             except ToolCallError as e:\n        return [isinstance(e, (AttributeError, KeyError)), 'ToolCallError', e.tool_name, e.message]\n\
+             return [why(lambda: tools.ecoh), why(lambda: tools['My_Tool']), why(lambda: tools.zzz),\n\
+             hasattr(tools, 'zzz'), getattr(tools, 'zzz', None), await tools.echo({'text': 'still'})]",
+            "await tools.nope({})",
+            "ToolCallError: no tool named \"nope\" (5 tools visible)",
+        ),
+    ];
+    for (language, program, failing, message) in cases {
+        let mut host = host(language);
+        let (result, _) = run(&mut host, None, program);
+        // TypeScript: `e instanceof ToolCallError`; Python: also an AttributeError/KeyError.
+        let caught = |name: &str, text: &str| json!([true, "ToolCallError", name, text]);
+        let tail = if language == "typescript" {
+            json!([true, "undefined", "still"])
+        } else {
+            json!([false, null, "still"])
+        };
+        let mut expected = vec![
+            caught(
+                "ecoh",
+                "no tool named \"ecoh\" (5 tools visible; closest: \"echo\")",
+            ),
+            caught(
+                "My_Tool",
+                "no tool named \"My_Tool\" (5 tools visible; closest: \"my-tool\")",
+            ),
+            caught("zzz", "no tool named \"zzz\" (5 tools visible)"),
+        ];
+        expected.extend(tail.as_array().unwrap().iter().cloned());
+        assert_eq!(
+            result["value"]["result"],
+            json!(expected),
+            "{language}: {result}"
+        );
+        let (failed, _) = run(&mut host, None, failing);
+        assert_eq!(failed["isError"], true, "{language}: {failed}");
+        assert_eq!(
+            failed["error"]["message"],
+            format!("code run failed (exception): {message}"),
+            "{language}"
+        );
+        assert_eq!(host.finish(), 0);
+    }
 }
 
 /// The refusal is the program's: no dispatch event, no `client/executeTool`, and the next

@@ -213,7 +213,7 @@ fn pollution_and_forged_calls_change_nothing_outside_the_run() {
             "const attempts = [];\n",
             "for (const name of ['tools/register', 'run_code', '../echo', 'initialize']) {\n",
             "  try { await tools[name]({ code: 'return 1', description: 'escape' }); attempts[attempts.length] = 'ran ' + name; }\n",
-            "  catch (e) { attempts[attempts.length] = typeof tools[name] + ' ' + e.name; }\n",
+            "  catch (e) { attempts[attempts.length] = (name in tools) + ' ' + e.name; }\n",
             "}\n",
             "return { reply, attempts, deno: typeof Deno };",
         );
@@ -231,12 +231,12 @@ fn pollution_and_forged_calls_change_nothing_outside_the_run() {
             value["result"],
             json!({
                 "reply": "real",
-                // None of these names is a binding: the program's own TypeError, no call.
+                // None of these names is a binding: reading one throws, and nothing is called.
                 "attempts": [
-                    "undefined TypeError",
-                    "undefined TypeError",
-                    "undefined TypeError",
-                    "undefined TypeError"
+                    "false ToolCallError",
+                    "false ToolCallError",
+                    "false ToolCallError",
+                    "false ToolCallError"
                 ],
                 "deno": "undefined"
             }),

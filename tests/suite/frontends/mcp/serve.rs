@@ -98,6 +98,48 @@ fn native_mode_lists_and_calls_every_tool_with_its_exact_name() {
     );
 }
 
+/// Structured tools keep their `outputSchema` and `structuredContent` when re-served, both
+/// server-everything's (zod's `$schema` on every node, inside the enforced subset once
+/// annotations are) and mcp-server-time's `convert_time` (`$defs` and `$ref`: beyond the
+/// subset, served as written and checked by the client, not the host).
+#[test]
+fn structured_tools_of_real_servers_keep_structured_content_when_re_served() {
+    let config =
+        json!({ "mcpServers": { "everything": mcp_common::everything(), "time": time() } });
+    let report = mcp_common::python_client(
+        "serve-structured",
+        "native",
+        &config,
+        json!({ "calls": [
+            { "name": "mcp__everything__get-structured-content", "arguments": { "location": "Chicago" } },
+            { "name": "mcp__time__convert_time", "arguments": { "source_timezone": "UTC", "time": "12:00", "target_timezone": "UTC" } },
+        ] }),
+    );
+    let weather = tool(&report, "mcp__everything__get-structured-content");
+    assert_eq!(
+        weather["outputSchema"]["$schema"],
+        "http://json-schema.org/draft-07/schema#"
+    );
+    assert_eq!(
+        weather["outputSchema"]["required"],
+        json!(["temperature", "conditions", "humidity"])
+    );
+    let convert = tool(&report, "mcp__time__convert_time");
+    assert!(convert["outputSchema"]["$defs"].is_object(), "{convert}");
+    let calls = report["calls"].as_array().unwrap();
+    assert_eq!(calls[0]["isError"], false, "{}", calls[0]);
+    assert_eq!(
+        calls[0]["structuredContent"],
+        json!({ "temperature": 36, "conditions": "Light rain / drizzle", "humidity": 82 })
+    );
+    assert_eq!(calls[1]["isError"], false, "{}", calls[1]);
+    assert_eq!(
+        calls[1]["structuredContent"]["time_difference"], "+0.0h",
+        "{}",
+        calls[1]
+    );
+}
+
 #[test]
 fn code_mode_exposes_run_code_with_the_sdk_over_every_ingested_server() {
     let program = r#"
@@ -193,7 +235,7 @@ fn the_wire_protocol_reports_mcp_status_and_announces_list_changes() {
             "transport": "stdio",
             "state": "running",
             "tools": ["mcp__time__convert_time", "mcp__time__get_current_time"],
-            "warnings": ["tool \"convert_time\": outputSchema goes beyond the enforced subset (outputSchema: unsupported keyword \"$defs\"); its structured output is accepted as any JSON (`JsonValue` in the SDK)"]
+            "warnings": ["tool \"convert_time\": outputSchema goes beyond the enforced subset (outputSchema: unsupported keyword \"$defs\"); its structured output is passed on unchecked"]
         })
     );
     let servers: Vec<&str> = status.iter().map(|s| s.server.as_str()).collect();

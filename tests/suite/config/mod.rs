@@ -1,0 +1,3 @@
+//! Integration tests of `config`.
+
+mod user_files;
