@@ -178,6 +178,17 @@ async fn initialize(
     session
         .dispatch_detail
         .set(params.capabilities.code_dispatch_events);
+    if let Some(format) = params.capabilities.result_format {
+        session.dispatch_detail.set_result_format(format);
+    }
+    // What automatic deferral chose depends on the servers' listings: wait for the first.
+    let auto_deferred = match config.tools.auto_defer {
+        Some(_) => {
+            host.mcp.ready().await;
+            host.runtime.registry().auto_deferred(None)
+        }
+        None => None,
+    };
     if params.capabilities.progress {
         let notifier = ProgressNotifier::new(session.outbox.clone());
         // `initialize` is accepted once, so this is the only sink.
@@ -206,6 +217,7 @@ async fn initialize(
             framing: framing.into(),
             max_message_bytes: config.transport.max_message_bytes,
             sandbox: sandbox::families::report(&config, &sandbox::kernel_support()),
+            auto_deferred,
             config,
         },
     })
@@ -272,13 +284,21 @@ async fn reserve(
     })
 }
 
-/// `ToolSchema[]`, rendered without recursion (see [`convert::tool_schema`]).
+/// `ToolSchema[]`, rendered without recursion (see [`convert::tool_schema`]); with a
+/// `format`, `ProviderTools`.
 async fn schemas(
-    params: RpcResult<wire::ScopeParams>,
+    params: RpcResult<wire::SchemasParams>,
     session: Arc<Session>,
     _: Signal,
 ) -> RpcResult<Box<RawValue>> {
-    let scope = known_scope(&session, params?.agent)?;
+    let params = params?;
+    let scope = known_scope(&session, params.agent)?;
+    if let Some(format) = params.format {
+        let shaped = crate::prompt::schemas_for(&session.host.runtime, scope.as_ref(), format);
+        let mut text = String::new();
+        crate::json::append_serialized(&mut text, &shaped);
+        return Ok(convert::raw_json(text));
+    }
     let visible = session.host.runtime.registry().visible(scope.as_ref());
     let schemas: Vec<Box<RawValue>> = visible.iter().map(|t| convert::tool_schema(t)).collect();
     Ok(convert::raw_array(&schemas))
@@ -429,26 +449,88 @@ async fn execute(
 ) -> RpcResult<Results> {
     let params = params?;
     let scope = known_scope(&session, params.agent)?;
-    let input = ToolExecutionInput::new(params.call_id, params.name, params.arguments)
+    let mut arguments = params.arguments;
+    let strict = matches!(
+        params.format,
+        Some(wire::ProviderFormat::OpenaiResponses | wire::ProviderFormat::OpenaiChat)
+    );
+    if strict {
+        // A strict OpenAI model sends `null` for what it leaves out (`providers::arguments`).
+        let tool = session
+            .host
+            .runtime
+            .registry()
+            .resolve(&params.name, scope.as_ref());
+        if let Some(tool) = tool {
+            crate::providers::drop_strict_nulls(
+                tool.definition.input.json_schema(),
+                &mut arguments,
+            );
+        }
+    }
+    let (call_id, name) = (params.call_id.clone(), params.name.clone());
+    let input = ToolExecutionInput::new(params.call_id, params.name, arguments)
         .with_signal(signal)
         .with_agent(scope);
-    Ok(Results::One(session.host.runtime.execute(input).await))
+    let result = session.host.runtime.execute(input).await;
+    Ok(match params.format {
+        Some(format) => Results::Shaped {
+            result,
+            format,
+            call_id,
+            name,
+        },
+        None => Results::One(result),
+    })
+}
+
+/// `tools/prompt`: the host's own shape, or a provider's with `format`.
+#[derive(Clone, serde::Serialize)]
+#[serde(untagged)]
+enum PromptAnswer {
+    Assembly(wire::PromptAssembly),
+    Provider(wire::ProviderPrompt),
 }
 
 async fn prompt(
-    params: RpcResult<wire::ScopeParams>,
+    params: RpcResult<wire::PromptParams>,
     session: Arc<Session>,
     _: Signal,
-) -> RpcResult<wire::PromptAssembly> {
-    let scope = known_scope(&session, params?.agent)?;
+) -> RpcResult<PromptAnswer> {
+    let params = params?;
+    let scope = known_scope(&session, params.agent)?;
     let client = session.client();
-    crate::prompt::assemble(
+    let refused = |e: crate::prompt::PromptError| {
+        rpc_error(error_codes::REQUEST_FAILED, e.to_string(), Some(e.code()))
+    };
+    let Some(format) = params.format else {
+        if params.native_tool_search.is_some() {
+            return Err(invalid_params(
+                "invalid params: nativeToolSearch is Anthropic's tool search: it needs format \"anthropic\"",
+            ));
+        }
+        return crate::prompt::assemble(
+            &session.host.runtime,
+            scope.as_ref(),
+            &client.config.tools.tool_order,
+            &client.config.code_runtime,
+        )
+        .map(PromptAnswer::Assembly)
+        .map_err(refused);
+    };
+    crate::prompt::assemble_for(
         &session.host.runtime,
         scope.as_ref(),
         &client.config.tools.tool_order,
         &client.config.code_runtime,
+        format,
+        params.native_tool_search,
     )
-    .map_err(|e| rpc_error(error_codes::REQUEST_FAILED, e.to_string(), Some(e.code())))
+    .map(PromptAnswer::Provider)
+    .map_err(|e| match e {
+        crate::prompt::ProviderPromptError::Prompt(e) => refused(e),
+        other => invalid_params(format!("invalid params: {other}")),
+    })
 }
 
 /// The deferred tools the scope has loaded, in the order found.
