@@ -18,6 +18,10 @@ import typing
 import pydantic
 import anthropic.types as at
 import anthropic.types.beta as bt
+from anthropic.types import message_create_params as amc
+from anthropic.types.beta import message_create_params as bmc
+from openai.types.responses import response_create_params as rcp
+from openai.types.chat import completion_create_params as ccp
 import openai.types.chat as oc
 import openai.types.responses as orr
 from openai.types.responses.response_input_item_param import FunctionCallOutput
@@ -42,6 +46,14 @@ def validate(typed, value, what):
     return validated
 
 
+def validate_request(typed, request, what):
+    """A create-params TypedDict: its `tools` (an `Iterable`, which pydantic would validate
+    only as it is consumed) as a list of the element type, the rest as the TypedDict."""
+    element = typing.get_args(typing.get_type_hints(typed)["tools"])[0]
+    validate(list[element], request["tools"], f"{what} tools")
+    validate(typed, {k: v for k, v in request.items() if k != "tools"}, what)
+
+
 def exact_keys(typed_dict, value, what):
     extra = set(value) - keys_of(typed_dict)
     if extra:
@@ -61,22 +73,22 @@ def check_anthropic(prompt, native):
         "messages": [{"role": "user", "content": "hi"}],
         "tools": tools,
     }
-    validated = validate(at.MessageCreateParamsNonStreaming, request, "anthropic request")
-    list(validated["tools"])  # `Iterable` fields validate as they are consumed
-    # Native deferral: the beta API's tool union, Anthropic's tool search tool first.
+    validate_request(amc.MessageCreateParamsNonStreaming, request, "anthropic request")
+    # Native deferral: Anthropic's tool search tool first, then the tools, some with defer_loading.
     search = native["tools"][0]
     if native.get("toolSearch") != search:
         fail("anthropic native: toolSearch is not the first tool")
-    validate(bt.BetaToolSearchToolBm25_20251119Param, search, "anthropic tool search tool")
+    validate(at.ToolSearchToolBm25_20251119Param, search, "anthropic tool search tool")
+    exact_keys(at.ToolSearchToolBm25_20251119Param, search, "anthropic tool search tool")
     deferred = [t for t in native["tools"][1:] if t.get("defer_loading")]
     if not deferred:
         fail("anthropic native: no tool has defer_loading")
     for tool in native["tools"][1:]:
-        validate(bt.BetaToolParam, tool, f"anthropic beta tool {tool.get('name')}")
-        exact_keys(bt.BetaToolParam, tool, f"anthropic beta tool {tool.get('name')}")
+        validate(at.ToolParam, tool, f"anthropic tool {tool.get('name')}")
+        exact_keys(at.ToolParam, tool, f"anthropic tool {tool.get('name')}")
     request = dict(request, tools=native["tools"])
-    validated = validate(bt.MessageCreateParamsNonStreaming, request, "anthropic beta request")
-    list(validated["tools"])
+    validate_request(amc.MessageCreateParamsNonStreaming, request, "anthropic request with tool search")
+    validate_request(bmc.MessageCreateParamsNonStreaming, request, "anthropic beta request with tool search")
     print(f"anthropic: {len(tools)} tools, request valid; native deferral: {len(deferred)} deferred tools + {search['type']}")
 
 
@@ -151,8 +163,7 @@ def check_openai(responses, chat, originals):
             strict += 1
             strict_rules(tool["name"], tool["parameters"], originals.get(tool["name"]), {"properties": 0, "enum": 0})
     request = {"model": "gpt-5", "input": "hi", "tools": responses["tools"]}
-    validated = validate(orr.response_create_params.ResponseCreateParamsNonStreaming, request, "openai responses request")
-    list(validated["tools"])
+    validate_request(rcp.ResponseCreateParamsNonStreaming, request, "openai responses request")
     for tool in chat["tools"]:
         validate(oc.ChatCompletionFunctionToolParam, tool, f"openai-chat tool {tool['function'].get('name')}")
         exact_keys(oc.ChatCompletionFunctionToolParam, tool, "openai-chat tool")
@@ -161,8 +172,7 @@ def check_openai(responses, chat, originals):
         if tool["function"]["strict"]:
             strict_rules(tool["function"]["name"], tool["function"]["parameters"], originals.get(tool["function"]["name"]), {"properties": 0, "enum": 0})
     request = {"model": "gpt-5", "messages": [{"role": "user", "content": "hi"}], "tools": chat["tools"]}
-    validated = validate(oc.completion_create_params.CompletionCreateParamsNonStreaming, request, "openai chat request")
-    list(validated["tools"])
+    validate_request(ccp.CompletionCreateParamsNonStreaming, request, "openai chat request")
     print(f"openai: {len(responses['tools'])} responses tools and {len(chat['tools'])} chat tools, requests valid; strict rules hold on {strict} strict tools")
 
 

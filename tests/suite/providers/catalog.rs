@@ -41,13 +41,13 @@ pub fn constructs() -> Vec<(&'static str, Value)> {
             "records",
             json!({ "type": "array", "items": { "type": "object", "properties": {
                 "id": { "type": "integer", "required": true }, "note": { "type": "string" }
-            } } }),
+            }, "additionalProperties": false } }),
         ),
         (
             "nested",
             json!({ "type": "object", "properties": {
-                "inner": { "type": "object", "properties": { "depth": { "type": "integer", "required": true } } }
-            } }),
+                "inner": { "type": "object", "properties": { "depth": { "type": "integer", "required": true } }, "additionalProperties": false }
+            }, "additionalProperties": false }),
         ),
         (
             "closed",
@@ -68,8 +68,8 @@ pub fn constructs() -> Vec<(&'static str, Value)> {
         (
             "object_union",
             json!({ "oneOf": [
-                { "type": "object", "properties": { "path": { "type": "string", "required": true } } },
-                { "type": "object", "properties": { "url": { "type": "string", "required": true } } }
+                { "type": "object", "properties": { "path": { "type": "string", "required": true } }, "additionalProperties": false },
+                { "type": "object", "properties": { "url": { "type": "string", "required": true } }, "additionalProperties": false }
             ] }),
         ),
     ]

@@ -85,8 +85,9 @@ fn prompts_and_results_validate_against_the_official_sdk_types() {
         .expect("the Python venv of .ci/setup");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
+    // Kept on failure, to run the script on it by hand.
+    assert!(output.status.success(), "{stdout}\n{stderr}\n(input: {})", path.display());
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(output.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.trim_end().ends_with("OK"), "{stdout}");
     assert!(stdout.contains("strict rules hold on"), "{stdout}");
 }
