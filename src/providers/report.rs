@@ -31,7 +31,7 @@ pub fn child(path: &str, segment: &str) -> String {
 
 /// Compact JSON of a small value, for messages and descriptions.
 pub fn compact(value: &Value) -> String {
-    let text = value.to_string();
+    let text = crate::json::render_compact(value);
     match text.char_indices().nth(200) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text,

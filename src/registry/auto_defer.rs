@@ -104,3 +104,88 @@ impl RegisteredTool {
         })
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::registry::{Deferral, Registry};
+    use crate::tool::{BodyOutput, ToolDefinition, ToolRunContext};
+    use serde_json::json;
+
+    fn tool(name: &str, words: usize) -> ToolDefinition {
+        ToolDefinition::builder(name)
+            .description(vec!["word"; words].join(" "))
+            .output(json!({ "type": "null" }))
+            .body(|_: ToolRunContext| async { Ok(BodyOutput::from(json!(null))) })
+            .unwrap()
+    }
+
+    fn registry(above_tokens: u64, always_loaded: &[String]) -> Registry {
+        let registry = Registry::default();
+        for (name, words) in [
+            ("mcp__big__a", 300),
+            ("mcp__big__b", 300),
+            ("mcp__mid__a", 200),
+            ("mcp__small__a", 50),
+            ("mcp__my__server__x", 10),
+            ("local", 100),
+        ] {
+            registry.register(tool(name, words), None).unwrap();
+        }
+        let servers = ["big", "mid", "small", "my", "my__server"].map(String::from).to_vec();
+        let auto = AutoDefer { above_tokens, servers };
+        registry.set_deferral(Deferral::new(&[], always_loaded).unwrap().with_auto(Some(auto)));
+        registry
+    }
+
+    fn deferred(registry: &Registry) -> Vec<String> {
+        let view = registry.view(None);
+        view.deferred().map(|t| t.definition.name.to_string()).collect()
+    }
+
+    #[test]
+    fn servers_are_deferred_largest_first_until_the_rest_fits() {
+        let registry = registry(300, &[]);
+        let auto = registry.auto_deferred(None).unwrap();
+        let names: Vec<&str> = auto.servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["big", "mid"], "{auto:?}");
+        assert!(auto.tokens_after <= 300 && auto.tokens_before > 900, "{auto:?}");
+        assert_eq!(auto.servers[0].tools, 2);
+        assert_eq!(deferred(&registry), ["mcp__big__a", "mcp__big__b", "mcp__mid__a"]);
+        // A tool of no MCP server is never deferred automatically, even when nothing fits.
+        let registry = registry_with_budget(1);
+        assert!(!deferred(&registry).contains(&"local".to_string()));
+    }
+
+    fn registry_with_budget(above_tokens: u64) -> Registry {
+        registry(above_tokens, &[])
+    }
+
+    #[test]
+    fn within_the_budget_nothing_is_deferred_and_pinned_names_stay() {
+        let registry = registry(100_000, &[]);
+        let auto = registry.auto_deferred(None).unwrap();
+        assert!(auto.servers.is_empty() && auto.tokens_before == auto.tokens_after);
+        assert!(deferred(&registry).is_empty());
+        let registry = registry_pinned();
+        assert!(!deferred(&registry).contains(&"mcp__big__a".to_string()));
+        assert!(deferred(&registry).contains(&"mcp__big__b".to_string()));
+    }
+
+    fn registry_pinned() -> Registry {
+        registry(300, &["mcp__big__a".to_string()])
+    }
+
+    #[test]
+    fn a_tool_belongs_to_the_longest_server_name_that_prefixes_it() {
+        let auto = AutoDefer {
+            above_tokens: 0,
+            servers: vec!["my".into(), "my__server".into()],
+        };
+        assert_eq!(auto.server_of("mcp__my__server__x"), Some("my__server"));
+        assert_eq!(auto.server_of("mcp__my__y"), Some("my"));
+        assert_eq!(auto.server_of("mcp__other__y"), None);
+        assert_eq!(auto.server_of("local"), None);
+    }
+}
