@@ -374,7 +374,11 @@ pub struct PromptAssembly {
     /// Function definitions for the model.
     pub tools: Vec<PromptTool>,
     /// What `tools.autoDefer` deferred in this scope, and why.
-    #[serde(default, rename = "autoDeferred", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "autoDeferred",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[ts(optional)]
     pub auto_deferred: Option<crate::AutoDeferral>,
 }

@@ -1,3 +1,5 @@
+//! Unit tests of the provider shapes: strict mode, Gemini's subset, names, results.
+
 #![allow(clippy::unwrap_used)]
 
 use super::*;

@@ -133,15 +133,26 @@ mod tests {
         ] {
             registry.register(tool(name, words), None).unwrap();
         }
-        let servers = ["big", "mid", "small", "my", "my__server"].map(String::from).to_vec();
-        let auto = AutoDefer { above_tokens, servers };
-        registry.set_deferral(Deferral::new(&[], always_loaded).unwrap().with_auto(Some(auto)));
+        let servers = ["big", "mid", "small", "my", "my__server"]
+            .map(String::from)
+            .to_vec();
+        let auto = AutoDefer {
+            above_tokens,
+            servers,
+        };
+        registry.set_deferral(
+            Deferral::new(&[], always_loaded)
+                .unwrap()
+                .with_auto(Some(auto)),
+        );
         registry
     }
 
     fn deferred(registry: &Registry) -> Vec<String> {
         let view = registry.view(None);
-        view.deferred().map(|t| t.definition.name.to_string()).collect()
+        view.deferred()
+            .map(|t| t.definition.name.to_string())
+            .collect()
     }
 
     #[test]
@@ -150,9 +161,15 @@ mod tests {
         let auto = registry.auto_deferred(None).unwrap();
         let names: Vec<&str> = auto.servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["big", "mid"], "{auto:?}");
-        assert!(auto.tokens_after <= 300 && auto.tokens_before > 900, "{auto:?}");
+        assert!(
+            auto.tokens_after <= 300 && auto.tokens_before > 900,
+            "{auto:?}"
+        );
         assert_eq!(auto.servers[0].tools, 2);
-        assert_eq!(deferred(&registry), ["mcp__big__a", "mcp__big__b", "mcp__mid__a"]);
+        assert_eq!(
+            deferred(&registry),
+            ["mcp__big__a", "mcp__big__b", "mcp__mid__a"]
+        );
         // A tool of no MCP server is never deferred automatically, even when nothing fits.
         let registry = registry_with_budget(1);
         assert!(!deferred(&registry).contains(&"local".to_string()));

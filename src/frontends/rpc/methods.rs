@@ -8,7 +8,7 @@ use super::progress::ProgressNotifier;
 use super::reply::{DirectReply, Results};
 use super::router::{Dispatch, Router};
 use super::session::{Client, RequestSignal, Session};
-use super::{client_tool, convert, params, permissions};
+use super::{client_tool, convert, params, permissions, shapes};
 use crate::config;
 use crate::pipeline::wrappers::ToolMetrics;
 use crate::process::sandbox;
@@ -68,7 +68,7 @@ pub fn router(session: Arc<Session>) -> Router {
     method!("tools/register", Inline, register);
     method!("tools/unregister", Inline, unregister);
     method!("tools/reserve", Inline, reserve);
-    method!("tools/schemas", Inline, schemas);
+    method!("tools/schemas", Inline, shapes::schemas);
     method!("tools/get", Inline, get);
     method!("tools/isAdmitted", Inline, is_admitted);
     method!("tools/restrict", Inline, restrict);
@@ -92,7 +92,7 @@ pub fn router(session: Arc<Session>) -> Router {
                 Ok::<_, ErrorObjectOwned>(answered.unwrap_or_else(|| RawValue::NULL.to_owned()))
             },
         );
-    method!("tools/prompt", Inline, prompt);
+    method!("tools/prompt", Inline, shapes::prompt);
     method!("tools/loaded", Inline, loaded);
     method!("tools/unload", Inline, unload);
     method!("tools/metrics", Inline, metrics);
@@ -284,26 +284,6 @@ async fn reserve(
     })
 }
 
-/// `ToolSchema[]`, rendered without recursion (see [`convert::tool_schema`]); with a
-/// `format`, `ProviderTools`.
-async fn schemas(
-    params: RpcResult<wire::SchemasParams>,
-    session: Arc<Session>,
-    _: Signal,
-) -> RpcResult<Box<RawValue>> {
-    let params = params?;
-    let scope = known_scope(&session, params.agent)?;
-    if let Some(format) = params.format {
-        let shaped = crate::prompt::schemas_for(&session.host.runtime, scope.as_ref(), format);
-        let mut text = String::new();
-        crate::json::append_serialized(&mut text, &shaped);
-        return Ok(convert::raw_json(text));
-    }
-    let visible = session.host.runtime.registry().visible(scope.as_ref());
-    let schemas: Vec<Box<RawValue>> = visible.iter().map(|t| convert::tool_schema(t)).collect();
-    Ok(convert::raw_array(&schemas))
-}
-
 /// `ToolSchema | null`, rendered without recursion.
 async fn get(
     params: RpcResult<wire::NameParams>,
@@ -450,24 +430,13 @@ async fn execute(
     let params = params?;
     let scope = known_scope(&session, params.agent)?;
     let mut arguments = params.arguments;
-    let strict = matches!(
+    shapes::strict_arguments(
+        &session,
         params.format,
-        Some(wire::ProviderFormat::OpenaiResponses | wire::ProviderFormat::OpenaiChat)
+        &params.name,
+        scope.as_ref(),
+        &mut arguments,
     );
-    if strict {
-        // A strict OpenAI model sends `null` for what it leaves out (`providers::arguments`).
-        let tool = session
-            .host
-            .runtime
-            .registry()
-            .resolve(&params.name, scope.as_ref());
-        if let Some(tool) = tool {
-            crate::providers::drop_strict_nulls(
-                tool.definition.input.json_schema(),
-                &mut arguments,
-            );
-        }
-    }
     let (call_id, name) = (params.call_id.clone(), params.name.clone());
     let input = ToolExecutionInput::new(params.call_id, params.name, arguments)
         .with_signal(signal)
@@ -481,55 +450,6 @@ async fn execute(
             name,
         },
         None => Results::One(result),
-    })
-}
-
-/// `tools/prompt`: the host's own shape, or a provider's with `format`.
-#[derive(Clone, serde::Serialize)]
-#[serde(untagged)]
-enum PromptAnswer {
-    Assembly(wire::PromptAssembly),
-    Provider(wire::ProviderPrompt),
-}
-
-async fn prompt(
-    params: RpcResult<wire::PromptParams>,
-    session: Arc<Session>,
-    _: Signal,
-) -> RpcResult<PromptAnswer> {
-    let params = params?;
-    let scope = known_scope(&session, params.agent)?;
-    let client = session.client();
-    let refused = |e: crate::prompt::PromptError| {
-        rpc_error(error_codes::REQUEST_FAILED, e.to_string(), Some(e.code()))
-    };
-    let Some(format) = params.format else {
-        if params.native_tool_search.is_some() {
-            return Err(invalid_params(
-                "invalid params: nativeToolSearch is Anthropic's tool search: it needs format \"anthropic\"",
-            ));
-        }
-        return crate::prompt::assemble(
-            &session.host.runtime,
-            scope.as_ref(),
-            &client.config.tools.tool_order,
-            &client.config.code_runtime,
-        )
-        .map(PromptAnswer::Assembly)
-        .map_err(refused);
-    };
-    crate::prompt::assemble_for(
-        &session.host.runtime,
-        scope.as_ref(),
-        &client.config.tools.tool_order,
-        &client.config.code_runtime,
-        format,
-        params.native_tool_search,
-    )
-    .map(PromptAnswer::Provider)
-    .map_err(|e| match e {
-        crate::prompt::ProviderPromptError::Prompt(e) => refused(e),
-        other => invalid_params(format!("invalid params: {other}")),
     })
 }
 

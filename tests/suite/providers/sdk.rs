@@ -86,7 +86,11 @@ fn prompts_and_results_validate_against_the_official_sdk_types() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     // Kept on failure, to run the script on it by hand.
-    assert!(output.status.success(), "{stdout}\n{stderr}\n(input: {})", path.display());
+    assert!(
+        output.status.success(),
+        "{stdout}\n{stderr}\n(input: {})",
+        path.display()
+    );
     let _ = std::fs::remove_dir_all(&dir);
     assert!(stdout.trim_end().ends_with("OK"), "{stdout}");
     assert!(stdout.contains("strict rules hold on"), "{stdout}");
