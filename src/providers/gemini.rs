@@ -189,12 +189,12 @@ impl<'a> Walk<'a, '_> {
         self.values(map, &mut out, &mut notes, &mut nullable, path);
         if let Some(format) = map.get("format") {
             let kind = out.get("type").and_then(Value::as_str).unwrap_or("");
-            let known = match (kind, format.as_str()) {
-                ("STRING", Some("enum" | "date-time")) => true,
-                ("NUMBER", Some("float" | "double")) => true,
-                ("INTEGER", Some("int32" | "int64")) => true,
-                _ => false,
-            };
+            let known = matches!(
+                (kind, format.as_str()),
+                ("STRING", Some("enum" | "date-time"))
+                    | ("NUMBER", Some("float" | "double"))
+                    | ("INTEGER", Some("int32" | "int64"))
+            );
             if known {
                 out.insert("format".into(), format.clone());
             } else {
