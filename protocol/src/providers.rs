@@ -34,7 +34,7 @@ pub enum NativeToolSearch {
 
 /// `tools/prompt` params.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema, TS)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub struct PromptParams {
     /// The viewing agent (global when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -53,7 +53,7 @@ pub struct PromptParams {
 
 /// `tools/schemas` params.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema, TS)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub struct SchemasParams {
     /// The viewing agent (global when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]

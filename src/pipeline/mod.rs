@@ -129,6 +129,9 @@ impl ToolRuntime {
             above_tokens: auto.above_tokens,
             servers: config.mcp_servers.keys().cloned().collect(),
         });
+        if auto.is_some() {
+            crate::tokens::warm_in_background();
+        }
         match Deferral::new(&tools.deferred, &tools.always_loaded) {
             Ok(deferral) => self.registry.set_deferral(deferral.with_auto(auto)),
             Err(e) => tracing::warn!("tools.deferred / tools.alwaysLoaded ignored: {e}"),
