@@ -895,7 +895,11 @@ agent?: string,
 /**
  * Bound of the rolling pool (default `tools.maxParallelSubCalls`).
  */
-maxParallel?: number, };
+maxParallel?: number, 
+/**
+ * Each result also carries this provider's tool-result block (`providerResult`).
+ */
+format?: ProviderFormat, };
 
 export type ExecutionModeParams = { 
 /**

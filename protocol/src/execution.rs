@@ -57,6 +57,10 @@ pub struct ExecuteBatchParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub max_parallel: Option<u32>,
+    /// Each result also carries this provider's tool-result block (`providerResult`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub format: Option<crate::ProviderFormat>,
 }
 
 /// `tools/executionMode` params.

@@ -372,3 +372,44 @@ fn tools_result_carries_the_block_when_the_client_asked_for_a_result_format() {
         "{notification}"
     );
 }
+
+#[test]
+fn a_batch_with_a_format_gives_each_result_its_block_in_order() {
+    let mut client = client_with(&[spec(
+        "echo",
+        "Echo.",
+        json!({ "text": { "type": "string" } }),
+    )]);
+    let batch = json!({
+        "format": "anthropic",
+        "calls": [
+            { "callId": "first", "name": "echo", "arguments": { "text": "1" } },
+            { "callId": "second", "name": "missing", "arguments": {} },
+        ],
+    });
+    let response =
+        client
+            .wire
+            .request_answering("tools/executeBatch", batch, |_| json!({ "value": "one" }));
+    let results = response["result"].as_array().unwrap();
+    assert_eq!(
+        results[0]["providerResult"]["tool_use_id"], "first",
+        "{response}"
+    );
+    assert_eq!(
+        results[0]["providerResult"]["content"],
+        json!([{ "type": "text", "text": "one" }])
+    );
+    assert_eq!(results[1]["providerResult"]["tool_use_id"], "second");
+    assert_eq!(results[1]["providerResult"]["is_error"], true);
+    // Without a format the results are as they were.
+    let plain = json!({ "calls": [{ "callId": "c", "name": "echo", "arguments": {} }] });
+    let response =
+        client
+            .wire
+            .request_answering("tools/executeBatch", plain, |_| json!({ "value": "x" }));
+    assert!(
+        response["result"][0].get("providerResult").is_none(),
+        "{response}"
+    );
+}
