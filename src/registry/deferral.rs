@@ -6,6 +6,8 @@
 //! `deferTools`) or its name matches `tools.deferred`, unless its name matches
 //! `tools.alwaysLoaded`. Deferral is decided per visible tool of a scope, after shadowing
 //! and restrictions, so a scope's deferred tools are exactly the deferred ones it sees.
+//! `tools.autoDefer` (`auto_defer`) then defers whole MCP servers of the view past a token
+//! budget, as part of building it.
 //! Loading is per scope (never inherited), kept apart from the catalog (a load does not
 //! invalidate a view), and ends with the scope (`agents/close`).
 
