@@ -20,10 +20,12 @@ pub mod pipeline;
 pub mod policy;
 pub mod process;
 pub mod prompt;
+pub mod providers;
 pub mod registry;
 pub mod runtime;
 pub mod schema;
 pub mod spill;
+pub mod tokens;
 pub mod tool;
 pub mod transport;
 

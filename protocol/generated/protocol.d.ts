@@ -63,7 +63,11 @@ codeDispatchEvents: CodeDispatchEvents,
 /**
  * The client wants `tools/progress`: live output and progress of running calls.
  */
-progress: boolean, };
+progress: boolean, 
+/**
+ * Every `tools/result` also carries the result as this provider's tool-result block.
+ */
+resultFormat?: ProviderFormat, };
 
 export type CodeDispatchEvents = "full" | "summary" | "none";
 
@@ -91,7 +95,12 @@ config: HostConfig,
 /**
  * The kernel's sandbox support and the effective sandbox of each family.
  */
-sandbox: SandboxReport, };
+sandbox: SandboxReport, 
+/**
+ * What `tools.autoDefer` deferred in the global scope once the MCP servers listed
+ * their tools (present when `tools.autoDefer` is set).
+ */
+autoDeferred?: AutoDeferral, };
 
 export type CancelParams = { 
 /**
@@ -163,7 +172,12 @@ deferred: Array<string>,
  * Globs of tool names never deferred, whatever their spec, `deferred` or their MCP
  * server's `deferTools` say.
  */
-alwaysLoaded: Array<string>, };
+alwaysLoaded: Array<string>, 
+/**
+ * Defer whole MCP servers, largest first, while the tool definitions exceed a token
+ * budget (off by default).
+ */
+autoDefer?: AutoDeferConfig, };
 
 export type PresentationMode = "native" | "code" | "both";
 
@@ -862,7 +876,11 @@ arguments: JsonValue,
 /**
  * The calling agent.
  */
-agent?: string, };
+agent?: string, 
+/**
+ * Also render the result as this provider's tool-result block (`providerResult`).
+ */
+format?: ProviderFormat, };
 
 export type BatchCall = { 
 /**
@@ -890,7 +908,11 @@ agent?: string,
 /**
  * Bound of the rolling pool (default `tools.maxParallelSubCalls`).
  */
-maxParallel?: number, };
+maxParallel?: number, 
+/**
+ * Each result also carries this provider's tool-result block (`providerResult`).
+ */
+format?: ProviderFormat, };
 
 export type ExecutionModeParams = { 
 /**
@@ -933,7 +955,11 @@ meta?: JsonValue,
 /**
  * Contexts for the loop to append after the result.
  */
-additionalContexts?: Array<ContextMessage>, };
+additionalContexts?: Array<ContextMessage>, 
+/**
+ * The final content as the provider's tool-result block (with a `format`).
+ */
+providerResult?: JsonValue, };
 
 export type ToolFailure = { 
 /**
@@ -1244,7 +1270,11 @@ sections: Array<PromptSection>,
 /**
  * Function definitions for the model.
  */
-tools: Array<PromptTool>, };
+tools: Array<PromptTool>, 
+/**
+ * What `tools.autoDefer` deferred in this scope, and why.
+ */
+autoDeferred?: AutoDeferral, };
 
 export type PromptSection = { 
 /**
@@ -1273,6 +1303,143 @@ description: string,
  * JSON Schema of the arguments.
  */
 inputSchema: JsonValue, };
+
+export type ProviderFormat = "anthropic" | "openai-responses" | "openai-chat" | "gemini" | "mcp";
+
+export type NativeToolSearch = "bm25" | "regex";
+
+export type PromptParams = { 
+/**
+ * The viewing agent (global when absent).
+ */
+agent?: string, 
+/**
+ * The provider shape of `tools` (absent: `PromptAssembly`, the host's own shape).
+ */
+format?: ProviderFormat, 
+/**
+ * With `anthropic` only: list deferred tools with `defer_loading: true` and this tool
+ * search tool instead of `search_tools`.
+ */
+nativeToolSearch?: NativeToolSearch, };
+
+export type SchemasParams = { 
+/**
+ * The viewing agent (global when absent).
+ */
+agent?: string, 
+/**
+ * The provider shape (absent: `ToolSchema[]`).
+ */
+format?: ProviderFormat, };
+
+export type SchemaChange = { 
+/**
+ * Where, as a JSON pointer into the tool's input schema (`""`: the tool itself).
+ */
+path: string, 
+/**
+ * What was weakened and what the provider now accepts.
+ */
+change: string, };
+
+export type WeakenedTool = { 
+/**
+ * The tool.
+ */
+name: string, 
+/**
+ * Left out of `tools`: the provider would refuse the request with it.
+ */
+omitted?: boolean, 
+/**
+ * Each weakening, in schema order.
+ */
+changes: Array<SchemaChange>, };
+
+export type ProviderPrompt = { 
+/**
+ * The shape of `tools`.
+ */
+format: ProviderFormat, 
+/**
+ * Prompt sections, as in `PromptAssembly`.
+ */
+sections: Array<PromptSection>, 
+/**
+ * The tool list exactly as the provider's request takes it.
+ */
+tools: Array<JsonValue>, 
+/**
+ * Tools whose shape is weaker than their schema (none: every shape is lossless).
+ */
+weakened: Array<WeakenedTool>, 
+/**
+ * The Anthropic tool search tool that `tools` includes (with `nativeToolSearch` and
+ * at least one deferred tool).
+ */
+toolSearch?: JsonValue, 
+/**
+ * What `tools.autoDefer` deferred in this scope, and why.
+ */
+autoDeferred?: AutoDeferral, };
+
+export type ProviderTools = { 
+/**
+ * The shape of `tools`.
+ */
+format: ProviderFormat, 
+/**
+ * The catalog as the provider's request takes it.
+ */
+tools: Array<JsonValue>, 
+/**
+ * Tools whose shape is weaker than their schema.
+ */
+weakened: Array<WeakenedTool>, };
+
+export type AutoDeferConfig = { 
+/**
+ * Past this many tokens (o200k_base) of tool definitions, whole MCP servers are
+ * deferred, largest first, until the rest fits.
+ */
+aboveTokens: number, };
+
+export type AutoDeferral = { 
+/**
+ * The budget (`tools.autoDefer.aboveTokens`).
+ */
+aboveTokens: number, 
+/**
+ * The tokenizer that measured (`o200k_base`).
+ */
+tokenizer: string, 
+/**
+ * Tokens of the definitions that would be loaded without automatic deferral.
+ */
+tokensBefore: number, 
+/**
+ * Tokens of the definitions still loaded.
+ */
+tokensAfter: number, 
+/**
+ * The servers deferred, in the order chosen (largest first).
+ */
+servers: Array<DeferredServer>, };
+
+export type DeferredServer = { 
+/**
+ * The `mcpServers` key.
+ */
+name: string, 
+/**
+ * How many of its tools were deferred.
+ */
+tools: number, 
+/**
+ * Their tokens.
+ */
+tokens: number, };
 
 export type ExecuteToolParams = { 
 /**

@@ -77,6 +77,11 @@ pub struct ToolsConfig {
     /// server's `deferTools` say.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub always_loaded: Vec<String>,
+    /// Defer whole MCP servers, largest first, while the tool definitions exceed a token
+    /// budget (off by default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub auto_defer: Option<crate::AutoDeferConfig>,
 }
 
 impl Default for ToolsConfig {
@@ -87,6 +92,7 @@ impl Default for ToolsConfig {
             tool_order: Vec::new(),
             deferred: Vec::new(),
             always_loaded: Vec::new(),
+            auto_defer: None,
         }
     }
 }

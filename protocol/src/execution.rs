@@ -20,6 +20,10 @@ pub struct ExecuteParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub agent: Option<AgentId>,
+    /// Also render the result as this provider's tool-result block (`providerResult`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub format: Option<crate::ProviderFormat>,
 }
 
 fn empty_object() -> JsonValue {
@@ -53,6 +57,10 @@ pub struct ExecuteBatchParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub max_parallel: Option<u32>,
+    /// Each result also carries this provider's tool-result block (`providerResult`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub format: Option<crate::ProviderFormat>,
 }
 
 /// `tools/executionMode` params.
@@ -104,6 +112,10 @@ pub struct ToolExecutionResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(as = "Option<Vec<ContextMessage>>", optional)]
     pub additional_contexts: Vec<ContextMessage>,
+    /// The final content as the provider's tool-result block (with a `format`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub provider_result: Option<JsonValue>,
 }
 
 /// `meta.spill` of a result whose model-facing text was saved to a file.
@@ -365,6 +377,14 @@ pub struct PromptAssembly {
     pub sections: Vec<PromptSection>,
     /// Function definitions for the model.
     pub tools: Vec<PromptTool>,
+    /// What `tools.autoDefer` deferred in this scope, and why.
+    #[serde(
+        default,
+        rename = "autoDeferred",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[ts(optional)]
+    pub auto_deferred: Option<crate::AutoDeferral>,
 }
 
 /// One prompt section.

@@ -16,6 +16,7 @@ pub mod lifecycle;
 pub mod mcp;
 pub mod network;
 pub mod permissions;
+pub mod providers;
 pub mod registry;
 pub mod sandbox;
 
@@ -28,6 +29,7 @@ pub use lifecycle::*;
 pub use mcp::*;
 pub use network::*;
 pub use permissions::*;
+pub use providers::*;
 pub use registry::*;
 pub use sandbox::*;
 

@@ -54,6 +54,10 @@ pub struct ClientCapabilities {
     /// The client wants `tools/progress`: live output and progress of running calls.
     #[serde(default)]
     pub progress: bool,
+    /// Every `tools/result` also carries the result as this provider's tool-result block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub result_format: Option<crate::ProviderFormat>,
 }
 
 /// What a client is sent of Code Mode sub-calls: a front end that does not render them
@@ -100,6 +104,11 @@ pub struct HostCapabilities {
     pub config: HostConfig,
     /// The kernel's sandbox support and the effective sandbox of each family.
     pub sandbox: SandboxReport,
+    /// What `tools.autoDefer` deferred in the global scope once the MCP servers listed
+    /// their tools (present when `tools.autoDefer` is set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub auto_deferred: Option<crate::AutoDeferral>,
 }
 
 /// `$/cancelRequest` params (both directions).

@@ -125,8 +125,15 @@ impl ToolRuntime {
         // `config::parse` checked the globs; a config built by hand that it did not check
         // defers nothing by glob rather than failing here.
         let tools = &config.tools;
+        let auto = tools.auto_defer.map(|auto| crate::registry::AutoDefer {
+            above_tokens: auto.above_tokens,
+            servers: config.mcp_servers.keys().cloned().collect(),
+        });
+        if auto.is_some() {
+            crate::tokens::warm_in_background();
+        }
         match Deferral::new(&tools.deferred, &tools.always_loaded) {
-            Ok(deferral) => self.registry.set_deferral(deferral),
+            Ok(deferral) => self.registry.set_deferral(deferral.with_auto(auto)),
             Err(e) => tracing::warn!("tools.deferred / tools.alwaysLoaded ignored: {e}"),
         }
         self.settings.write().max_parallel = config.tools.max_parallel_sub_calls.max(1) as usize;

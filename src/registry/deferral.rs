@@ -6,11 +6,14 @@
 //! `deferTools`) or its name matches `tools.deferred`, unless its name matches
 //! `tools.alwaysLoaded`. Deferral is decided per visible tool of a scope, after shadowing
 //! and restrictions, so a scope's deferred tools are exactly the deferred ones it sees.
+//! `tools.autoDefer` (`auto_defer`) then defers whole MCP servers of the view past a token
+//! budget, as part of building it.
 //! Loading is per scope (never inherited), kept apart from the catalog (a load does not
 //! invalidate a view), and ends with the scope (`agents/close`).
 
-use super::{RegisteredTool, Registry, Scope, State};
+use super::{AutoDefer, RegisteredTool, Registry, Scope, State};
 use crate::tool::{AgentId, Presence, ToolDefinition};
+use dsh_tools_protocol::AutoDeferral;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use std::sync::Arc;
 
@@ -21,6 +24,8 @@ pub struct Deferral {
     patterns: (Vec<String>, Vec<String>),
     deferred: GlobSet,
     always_loaded: GlobSet,
+    /// `tools.autoDefer` with the configured MCP servers.
+    auto: Option<AutoDefer>,
 }
 
 impl Deferral {
@@ -30,7 +35,19 @@ impl Deferral {
             patterns: (deferred.to_vec(), always_loaded.to_vec()),
             deferred: globs(deferred)?,
             always_loaded: globs(always_loaded)?,
+            auto: None,
         })
+    }
+
+    /// With automatic deferral of whole MCP servers past a token budget.
+    pub fn with_auto(mut self, auto: Option<AutoDefer>) -> Self {
+        self.auto = auto;
+        self
+    }
+
+    /// Whether `tools.alwaysLoaded` pins `name`.
+    fn pinned(&self, name: &str) -> bool {
+        self.always_loaded.is_match(name)
     }
 
     /// Whether `definition` keeps its description out of the prompt.
@@ -55,20 +72,34 @@ pub struct ScopeView {
     /// Every visible tool, lexicographic by name (the order of `Registry::visible`).
     tools: Vec<Arc<RegisteredTool>>,
     deferred: Vec<bool>,
+    /// What automatic deferral did (when configured).
+    auto: Option<AutoDeferral>,
 }
 
 impl ScopeView {
     fn build(state: &State, scope: Option<&AgentId>) -> ScopeView {
         let tools = state.visible(scope);
-        let deferred = tools
+        let mut deferred: Vec<bool> = tools
             .iter()
             .map(|tool| state.deferral.defers(&tool.definition))
             .collect();
+        let deferral = &state.deferral;
+        let auto = deferral.auto.as_ref().map(|auto| {
+            auto.apply(&tools, &mut deferred, |tool| {
+                deferral.pinned(&tool.definition.name)
+            })
+        });
         ScopeView {
             generation: state.generation,
             tools,
             deferred,
+            auto,
         }
+    }
+
+    /// What automatic deferral did in this scope (when `tools.autoDefer` is set).
+    pub fn auto_deferred(&self) -> Option<&AutoDeferral> {
+        self.auto.as_ref()
     }
 
     /// The registry generation this view was built at (a newer one means it changed).
@@ -146,7 +177,8 @@ impl Registry {
     pub fn set_deferral(&self, deferral: Deferral) {
         let changed = {
             let mut state = self.write();
-            let changed = state.deferral.patterns != deferral.patterns;
+            let changed = state.deferral.patterns != deferral.patterns
+                || state.deferral.auto != deferral.auto;
             state.deferral = deferral;
             changed
         };
@@ -171,6 +203,11 @@ impl Registry {
             views.insert(key, view.clone());
         }
         view
+    }
+
+    /// What `tools.autoDefer` deferred in `scope` (`None` when it is not configured).
+    pub fn auto_deferred(&self, scope: Option<&AgentId>) -> Option<AutoDeferral> {
+        self.view(scope).auto_deferred().cloned()
     }
 
     /// How `scope` presents its tools now (see [`Presented`]).

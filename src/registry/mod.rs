@@ -14,10 +14,12 @@
 //! - host tools (installed by the layer that defines them, with a host role, `crate::tool::ToolRole::Host`)
 //!   are reserved names, present in a scope as their role's presence says.
 
+mod auto_defer;
 mod deferral;
 mod error;
 mod layers;
 
+pub use auto_defer::AutoDefer;
 pub use deferral::{Deferral, Presented, ScopeView};
 pub use error::RegistryError;
 pub use layers::Restriction;
@@ -38,6 +40,8 @@ pub struct RegisteredTool {
     pub scope: Option<AgentId>,
     /// The definition.
     pub definition: ToolDefinition,
+    /// Its prompt tokens, counted on first need (`prompt_tokens`).
+    tokens: std::sync::OnceLock<u64>,
 }
 
 /// Receives the scope whose view changed (`None` = the global layer, so every scope).
@@ -105,6 +109,7 @@ impl Registry {
             registration: Arc::from(format!("builtin:{name}")),
             scope: None,
             definition,
+            tokens: std::sync::OnceLock::new(),
         };
         self.write().host_tools.insert(name, Arc::new(tool));
         self.notify(None);
@@ -182,6 +187,7 @@ impl Registry {
                 registration: id.clone(),
                 scope: scope.clone(),
                 definition,
+                tokens: std::sync::OnceLock::new(),
             };
             layer.tools.insert(name.clone(), Arc::new(tool));
             state.record(id.clone(), scope.clone(), layers::Kind::Tool(name));

@@ -15,6 +15,7 @@ mod policy;
 mod process;
 mod prompt;
 mod protocol;
+mod providers;
 mod quickstart;
 mod registry;
 mod runtime;

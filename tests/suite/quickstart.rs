@@ -1,4 +1,5 @@
-//! README's first command (`dsh-tools run --builtins fs examples/quickstart.ts`) prints the
+//! README's first command (`dsh-tools run --config examples/quickstart.toml --builtins fs
+//! examples/quickstart.ts`, automatic deferral on) prints the
 //! quickstart's answer, and the second example surfaces a denied call as a caught error.
 
 #![allow(clippy::unwrap_used)]
@@ -19,7 +20,14 @@ fn run(args: &[&str]) -> (i32, String) {
 
 #[test]
 fn the_quickstart_answers_with_a_summary_and_shows_each_dispatch() {
-    let (code, stdout) = run(&["run", "--builtins", "fs", "examples/quickstart.ts"]);
+    let (code, stdout) = run(&[
+        "run",
+        "--config",
+        "examples/quickstart.toml",
+        "--builtins",
+        "fs",
+        "examples/quickstart.ts",
+    ]);
     assert_eq!(code, 0, "{stdout}");
     let dispatches: Vec<&str> = stdout
         .lines()

@@ -15,6 +15,7 @@ use super::errors::invalid_params;
 use super::params;
 use super::reply::DirectReply;
 use super::session::Session;
+use super::shapes;
 use crate::pipeline::CallQueue;
 use crate::tool::{AgentId, Signal, ToolExecutionInput, ToolExecutionResult};
 use crate::transport::Outbox;
@@ -42,7 +43,12 @@ struct Head<'a> {
     agent: Option<String>,
     #[serde(default)]
     max_parallel: Option<u32>,
+    #[serde(default)]
+    format: Option<wire::ProviderFormat>,
 }
+
+/// A call's `callId` and tool name (empty without a provider `format`).
+type CallIds = (String, String);
 
 /// What a batch needs of the connection.
 pub struct Batch<'a> {
@@ -83,16 +89,23 @@ impl Batch<'_> {
         let result_start = text.len();
         text.push('[');
         let mut written = 0usize;
-        let mut write = |text: &mut String, result: Option<ToolExecutionResult>| {
-            if let Some(result) = result {
-                if written > 0 {
-                    text.push(',');
+        let format = head.format;
+        let mut write =
+            |text: &mut String, (ids, result): (CallIds, Option<ToolExecutionResult>)| {
+                if let Some(result) = result {
+                    if written > 0 {
+                        text.push(',');
+                    }
+                    written += 1;
+                    text.reserve(convert::result_json_capacity(&result) + 1);
+                    let shape = format.map(|format| convert::ResultShape {
+                        format,
+                        call_id: &ids.0,
+                        name: &ids.1,
+                    });
+                    convert::write_shaped_result_json(text, &result, shape);
                 }
-                written += 1;
-                text.reserve(convert::result_json_capacity(&result) + 1);
-                convert::write_result_json(text, &result);
-            }
-        };
+            };
         let outbox = &self.session.outbox;
         let mut calls = head.calls.into_iter();
         let mut next = calls.next();
@@ -102,10 +115,11 @@ impl Batch<'_> {
             if may_start && outbox.queued_bytes() < WORK_HIGH_WATER {
                 let Some(raw) = next.take() else { break };
                 next = calls.next();
-                let input = self.input(raw, scope.clone())?;
+                let (ids, input) = self.input(raw, scope.clone(), format)?;
                 let ticket = queue.ticket();
                 let queue = queue.clone();
-                running.push_back(async move { queue.run(ticket, input, false, || {}).await });
+                running
+                    .push_back(async move { (ids, queue.run(ticket, input, false, || {}).await) });
                 continue;
             }
             tokio::select! {
@@ -125,17 +139,33 @@ impl Batch<'_> {
     }
 
     /// One checked call, as the runtime takes it.
+    /// With a provider `format`, its ids are kept for the result's tool-result block (and
+    /// a strict OpenAI model's `null`s dropped: `shapes::strict_arguments`).
     fn input(
         &self,
         raw: &RawValue,
         scope: Option<AgentId>,
-    ) -> Result<ToolExecutionInput, ErrorObjectOwned> {
-        let call: wire::BatchCall = params::from_str(raw.get())?;
-        Ok(
-            ToolExecutionInput::new(call.call_id, call.name, call.arguments)
-                .with_signal(self.signal.clone())
-                .with_agent(scope),
-        )
+        format: Option<wire::ProviderFormat>,
+    ) -> Result<(CallIds, ToolExecutionInput), ErrorObjectOwned> {
+        let mut call: wire::BatchCall = params::from_str(raw.get())?;
+        let ids = match format {
+            Some(_) => {
+                let name = &call.name;
+                shapes::strict_arguments(
+                    self.session,
+                    format,
+                    name,
+                    scope.as_ref(),
+                    &mut call.arguments,
+                );
+                (call.call_id.clone(), call.name.clone())
+            }
+            None => (String::new(), String::new()),
+        };
+        let input = ToolExecutionInput::new(call.call_id, call.name, call.arguments)
+            .with_signal(self.signal.clone())
+            .with_agent(scope);
+        Ok((ids, input))
     }
 }
 

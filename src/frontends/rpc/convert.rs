@@ -3,6 +3,7 @@
 use crate::codegen;
 use crate::json;
 use crate::pipeline::hooks::{BlockFeedback, DispatchLog, PostDecision, PreDecision};
+use crate::providers::{self, ProviderFormat};
 use crate::registry::RegisteredTool;
 use crate::tool::{Outcome, ToolDefinition, ToolExecution, ToolExecutionResult};
 use dsh_tools_protocol as wire;
@@ -35,7 +36,16 @@ pub fn result(result: &ToolExecutionResult) -> wire::ToolExecutionResult {
         content: result.content.clone(),
         meta: result.meta.clone(),
         additional_contexts: result.additional_contexts.clone(),
+        provider_result: None,
     }
+}
+
+/// Which provider's tool-result block a written result also carries, and for which call.
+#[derive(Clone, Copy, Debug)]
+pub struct ResultShape<'a> {
+    pub format: ProviderFormat,
+    pub call_id: &'a str,
+    pub name: &'a str,
 }
 
 /// The wire shape of a result as JSON text appended to `out` (the same fields and order as
@@ -43,6 +53,16 @@ pub fn result(result: &ToolExecutionResult) -> wire::ToolExecutionResult {
 /// recursion (a value may nest as deep as the transport admits), so a result of many
 /// megabytes is written once, into the buffer that leaves the host.
 pub fn write_result_json(out: &mut String, result: &ToolExecutionResult) {
+    write_shaped_result_json(out, result, None);
+}
+
+/// [`write_result_json`] with `providerResult`, the final content as `shape`'s provider
+/// takes a tool result, after the other fields.
+pub fn write_shaped_result_json(
+    out: &mut String,
+    result: &ToolExecutionResult,
+    shape: Option<ResultShape<'_>>,
+) {
     out.push_str(if result.is_error() {
         "{\"isError\":true"
     } else {
@@ -78,6 +98,22 @@ pub fn write_result_json(out: &mut String, result: &ToolExecutionResult) {
     if !result.additional_contexts.is_empty() {
         out.push_str(",\"additionalContexts\":");
         json::append_serialized(out, &result.additional_contexts);
+    }
+    if let Some(shape) = shape {
+        let value = match &result.outcome {
+            Outcome::Success(value) => Some(&**value),
+            Outcome::Failure(_) => None,
+        };
+        let block = providers::tool_result(
+            shape.format,
+            shape.call_id,
+            shape.name,
+            result.is_error(),
+            &result.content,
+            value,
+        );
+        out.push_str(",\"providerResult\":");
+        json::write_compact(out, &block);
     }
     out.push('}');
 }

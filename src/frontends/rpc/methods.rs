@@ -8,7 +8,7 @@ use super::progress::ProgressNotifier;
 use super::reply::{DirectReply, Results};
 use super::router::{Dispatch, Router};
 use super::session::{Client, RequestSignal, Session};
-use super::{client_tool, convert, params, permissions};
+use super::{client_tool, convert, params, permissions, shapes};
 use crate::config;
 use crate::pipeline::wrappers::ToolMetrics;
 use crate::process::sandbox;
@@ -68,7 +68,7 @@ pub fn router(session: Arc<Session>) -> Router {
     method!("tools/register", Inline, register);
     method!("tools/unregister", Inline, unregister);
     method!("tools/reserve", Inline, reserve);
-    method!("tools/schemas", Inline, schemas);
+    method!("tools/schemas", Inline, shapes::schemas);
     method!("tools/get", Inline, get);
     method!("tools/isAdmitted", Inline, is_admitted);
     method!("tools/restrict", Inline, restrict);
@@ -92,7 +92,7 @@ pub fn router(session: Arc<Session>) -> Router {
                 Ok::<_, ErrorObjectOwned>(answered.unwrap_or_else(|| RawValue::NULL.to_owned()))
             },
         );
-    method!("tools/prompt", Inline, prompt);
+    method!("tools/prompt", Inline, shapes::prompt);
     method!("tools/loaded", Inline, loaded);
     method!("tools/unload", Inline, unload);
     method!("tools/metrics", Inline, metrics);
@@ -178,6 +178,17 @@ async fn initialize(
     session
         .dispatch_detail
         .set(params.capabilities.code_dispatch_events);
+    if let Some(format) = params.capabilities.result_format {
+        session.dispatch_detail.set_result_format(format);
+    }
+    // What automatic deferral chose depends on the servers' listings: wait for the first.
+    let auto_deferred = match config.tools.auto_defer {
+        Some(_) => {
+            host.mcp.ready().await;
+            host.runtime.registry().auto_deferred(None)
+        }
+        None => None,
+    };
     if params.capabilities.progress {
         let notifier = ProgressNotifier::new(session.outbox.clone());
         // `initialize` is accepted once, so this is the only sink.
@@ -206,6 +217,7 @@ async fn initialize(
             framing: framing.into(),
             max_message_bytes: config.transport.max_message_bytes,
             sandbox: sandbox::families::report(&config, &sandbox::kernel_support()),
+            auto_deferred,
             config,
         },
     })
@@ -270,18 +282,6 @@ async fn reserve(
     Ok(wire::RegistrationResult {
         registration: registration.to_string(),
     })
-}
-
-/// `ToolSchema[]`, rendered without recursion (see [`convert::tool_schema`]).
-async fn schemas(
-    params: RpcResult<wire::ScopeParams>,
-    session: Arc<Session>,
-    _: Signal,
-) -> RpcResult<Box<RawValue>> {
-    let scope = known_scope(&session, params?.agent)?;
-    let visible = session.host.runtime.registry().visible(scope.as_ref());
-    let schemas: Vec<Box<RawValue>> = visible.iter().map(|t| convert::tool_schema(t)).collect();
-    Ok(convert::raw_array(&schemas))
 }
 
 /// `ToolSchema | null`, rendered without recursion.
@@ -429,26 +429,28 @@ async fn execute(
 ) -> RpcResult<Results> {
     let params = params?;
     let scope = known_scope(&session, params.agent)?;
-    let input = ToolExecutionInput::new(params.call_id, params.name, params.arguments)
+    let mut arguments = params.arguments;
+    shapes::strict_arguments(
+        &session,
+        params.format,
+        &params.name,
+        scope.as_ref(),
+        &mut arguments,
+    );
+    let (call_id, name) = (params.call_id.clone(), params.name.clone());
+    let input = ToolExecutionInput::new(params.call_id, params.name, arguments)
         .with_signal(signal)
         .with_agent(scope);
-    Ok(Results::One(session.host.runtime.execute(input).await))
-}
-
-async fn prompt(
-    params: RpcResult<wire::ScopeParams>,
-    session: Arc<Session>,
-    _: Signal,
-) -> RpcResult<wire::PromptAssembly> {
-    let scope = known_scope(&session, params?.agent)?;
-    let client = session.client();
-    crate::prompt::assemble(
-        &session.host.runtime,
-        scope.as_ref(),
-        &client.config.tools.tool_order,
-        &client.config.code_runtime,
-    )
-    .map_err(|e| rpc_error(error_codes::REQUEST_FAILED, e.to_string(), Some(e.code())))
+    let result = session.host.runtime.execute(input).await;
+    Ok(match params.format {
+        Some(format) => Results::Shaped {
+            result,
+            format,
+            call_id,
+            name,
+        },
+        None => Results::One(result),
+    })
 }
 
 /// The deferred tools the scope has loaded, in the order found.

@@ -21,5 +21,6 @@ mod requests;
 mod router;
 mod server;
 mod session;
+mod shapes;
 
 pub use server::{ServeOptions, serve};

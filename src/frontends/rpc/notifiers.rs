@@ -10,22 +10,28 @@ use crate::pipeline::hooks::ResultObserver;
 use crate::runtime::LogStream;
 use crate::tool::{ToolExecution, ToolExecutionResult};
 use crate::transport::{OBSERVED_HIGH_WATER, Outbox};
+use dsh_tools_protocol::ProviderFormat;
 use dsh_tools_protocol::{
     BashExitedNotification, CodeDispatchEvents, CodeDispatchStartNotification,
     CodeDispatchStartSummary, CodeDispatchSummary, CodeLogNotification, DispatchTime,
 };
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, OnceLock};
 use tokio::runtime::RuntimeFlavor;
 
-/// `capabilities.codeDispatchEvents`, read by the notifiers on every event (set once, at
-/// `initialize`, after they were installed).
+/// `capabilities.codeDispatchEvents` and `capabilities.resultFormat`, read by the
+/// notifiers on every event (set once, at `initialize`, after they were installed).
 #[derive(Default)]
-pub struct DispatchDetail(AtomicU8);
+pub struct DispatchDetail(AtomicU8, OnceLock<ProviderFormat>);
 
 impl DispatchDetail {
     pub fn set(&self, events: CodeDispatchEvents) {
         self.0.store(events as u8, Ordering::Relaxed);
+    }
+
+    /// Every `tools/result` also carries this provider's tool-result block.
+    pub fn set_result_format(&self, format: ProviderFormat) {
+        let _ = self.1.set(format);
     }
 
     fn get(&self) -> CodeDispatchEvents {
@@ -55,7 +61,12 @@ impl ResultObserver for ResultNotifier {
                 out.push_str("{\"execution\":");
                 crate::json::append_serialized(out, &convert::execution_ref(execution));
                 out.push_str(",\"result\":");
-                convert::write_result_json(out, result);
+                let shape = self.detail.1.get().map(|format| convert::ResultShape {
+                    format: *format,
+                    call_id: &execution.call_id,
+                    name: &execution.name,
+                });
+                convert::write_shaped_result_json(out, result, shape);
                 out.push('}');
             });
     }

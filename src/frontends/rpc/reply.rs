@@ -60,12 +60,21 @@ impl DirectReply {
 /// call: see `batch`).
 pub enum Results {
     One(ToolExecutionResult),
+    /// One result that also carries a provider's tool-result block for `call_id`/`name`.
+    Shaped {
+        result: ToolExecutionResult,
+        format: dsh_tools_protocol::ProviderFormat,
+        call_id: String,
+        name: String,
+    },
 }
 
 impl Results {
     fn capacity(&self) -> usize {
         match self {
             Results::One(result) => convert::result_json_capacity(result),
+            // The block repeats the content once more.
+            Results::Shaped { result, .. } => 2 * convert::result_json_capacity(result),
         }
     }
 
@@ -73,6 +82,19 @@ impl Results {
     pub fn write(&self, out: &mut String) {
         match self {
             Results::One(result) => convert::write_result_json(out, result),
+            Results::Shaped {
+                result,
+                format,
+                call_id,
+                name,
+            } => {
+                let shape = convert::ResultShape {
+                    format: *format,
+                    call_id,
+                    name,
+                };
+                convert::write_shaped_result_json(out, result, Some(shape));
+            }
         }
     }
 

@@ -7,7 +7,7 @@ use crate::pipeline::ToolRuntime;
 use crate::registry::{Presented, RegisteredTool};
 use crate::tool::AgentId;
 use dsh_tools_protocol::{
-    CodeRuntimeConfig, PresentationMode, PromptAssembly, PromptSection, PromptTool,
+    AutoDeferral, CodeRuntimeConfig, PresentationMode, PromptAssembly, PromptSection, PromptTool,
 };
 
 /// The rule stated under `code` (order 99, before per-tool guidance).
@@ -47,19 +47,30 @@ pub fn assemble(
 ) -> Result<PromptAssembly, PromptError> {
     let language = language_of(runtime, agent, code);
     let mode = runtime.registry().mode(agent);
+    let mut sections = Vec::new();
     let mode_name = match mode {
         PresentationMode::Native => "native",
         PresentationMode::Code => "code",
         PresentationMode::Both => "both",
     };
     let presented = runtime.registry().presented(agent);
+    let auto_deferred = runtime.registry().auto_deferred(agent);
+    if let Some(auto) = auto_deferred
+        .as_ref()
+        .filter(|auto| !auto.servers.is_empty())
+    {
+        sections.push(PromptSection {
+            name: "tools:auto-deferred".into(),
+            order: 141,
+            text: auto_deferred_section(auto),
+        });
+    }
     // The always-loaded part (which `toolOrder` arranges); loaded deferred tools follow it.
     let mut tools: Vec<PromptTool> = Vec::new();
     if mode != PresentationMode::Code {
         tools.extend(presented.always.iter().map(|t| prompt_tool(t)));
         tools.extend(presented.search.iter().map(|t| prompt_tool(t)));
     }
-    let mut sections = Vec::new();
     if mode == PresentationMode::Native && !presented.deferred.is_empty() {
         sections.push(PromptSection {
             name: "tools:deferred".into(),
@@ -113,6 +124,7 @@ pub fn assemble(
     Ok(PromptAssembly {
         sections,
         tools: ordered,
+        auto_deferred,
     })
 }
 
@@ -148,3 +160,30 @@ fn deferred_section(presented: &Presented) -> String {
     }
     text
 }
+
+/// The `tools:auto-deferred` section (order 141): which MCP servers automatic deferral
+/// deferred and why, so the model knows they exist beyond its tool list.
+fn auto_deferred_section(auto: &AutoDeferral) -> String {
+    let servers: Vec<String> = auto
+        .servers
+        .iter()
+        .map(|server| {
+            format!(
+                "`{}` ({} tools, {} tokens)",
+                server.name, server.tools, server.tokens
+            )
+        })
+        .collect();
+    format!(
+        "## Automatically deferred MCP servers\n\nThe tool definitions came to {} tokens, over this \
+host's budget of {} (`tools.autoDefer`), so the tools of these MCP servers were deferred, the largest \
+first, leaving {} tokens: {}. Their tools are available: find them as described for deferred tools.",
+        auto.tokens_before,
+        auto.above_tokens,
+        auto.tokens_after,
+        servers.join(", ")
+    )
+}
+
+mod provider;
+pub use provider::{ProviderPromptError, assemble_for, schemas_for};
