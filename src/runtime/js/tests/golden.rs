@@ -65,14 +65,18 @@ async fn tool_calls_resolve_with_the_host_value() {
     .await;
 }
 
-/// `tools` is a frozen null-prototype object whose own enumerable functions are exactly the
-/// run's tools: `__proto__` and `constructor` are ordinary keys, any other name is undefined.
+/// `tools` is a frozen object whose own enumerable functions are exactly the run's tools:
+/// `__proto__` and `constructor` are ordinary keys; reading any other name (inherited
+/// `Object` methods and `run_code` included) throws a `ToolCallError` naming it, while `in`
+/// answers false and `then` reads undefined (so `await tools` stays quiet).
 #[tokio::test]
 async fn tools_binds_exactly_the_runs_tools() {
     let (outcome, host) = run(concat!(
+        "const thrown = (read) => { try { read(); return 'read'; }\n",
+        "  catch (e) { return e instanceof ToolCallError ? e.toolName : String(e); } };\n",
         "return [await tools['my-tool']({}), await tools.__proto__({}), await tools.constructor({}),\n",
-        "  typeof tools.toString, typeof tools.hasOwnProperty, typeof tools.run_code,\n",
-        "  typeof tools['héllo wörld'], tools['my-tool'].name, Object.getPrototypeOf(tools),\n",
+        "  thrown(() => tools.toString), thrown(() => tools.hasOwnProperty), thrown(() => tools.run_code),\n",
+        "  thrown(() => tools['héllo wörld']), tools['my-tool'].name, typeof tools.then,\n",
         "  'anything' in tools, 'x' in tools, Object.hasOwn(tools, 'x'), tools.x === tools.x,\n",
         "  Object.keys(tools).join(), Object.isFrozen(tools)];",
     ))
@@ -83,12 +87,12 @@ async fn tools_binds_exactly_the_runs_tools() {
             {},
             {},
             {},
-            "undefined",
-            "undefined",
-            "undefined",
-            "undefined",
+            "toString",
+            "hasOwnProperty",
+            "run_code",
+            "héllo wörld",
             "my-tool",
-            null,
+            "undefined",
             false,
             true,
             true,
