@@ -29,7 +29,7 @@ pub mod families;
 mod landlock;
 pub mod loopback;
 pub mod network_policy;
-mod passing;
+pub(crate) mod passing;
 pub mod plan;
 pub mod policy;
 pub mod probe;

@@ -523,8 +523,13 @@ def _die_with_parent():
 
 
 def _main():
-    global _loop, _max_depth
+    """A fresh interpreter: serves exactly one run."""
     os.register_at_fork(after_in_child=_die_with_parent)
+    _run()
+
+
+def _run():
+    global _loop, _max_depth
     _send({"t": "ready"})
     body = _read_frame()
     if body is None:
@@ -569,4 +574,153 @@ def _main():
     os._exit(0)
 
 
-_main()
+# The fork server. fd 3 is a SOCK_SEQPACKET socket to the host carrying JSON messages.
+# Host -> here: {"fork":id,"dir":path} with the run's two pipe ends (read, write) and, when
+# sandboxed, a Landlock ruleset to stack, as SCM_RIGHTS; {"release":pid}. Here -> host:
+# {"ready":true} once; {"forked":id,"pid":pid} with a pidfd of the child, or
+# {"failed":id,"why":text}; {"exit":pid,"status":wait-status} when a child ended (it is
+# left unreaped, so its pid and group stay its own, until the host releases it).
+_CONTROL = 3
+_SYS_LANDLOCK_RESTRICT_SELF = 446
+
+
+def _serve():
+    """Imports everything a run needs, then forks one child per host request; runs no
+    thread, holds no secret (its environment is empty), never runs a program itself."""
+    import array
+    import ctypes
+    import gc
+    import fcntl  # noqa: F401 - imported once here for every child
+    import random
+    import resource  # noqa: F401 - imported once here for every run's RLIMIT_CPU
+    import select
+    import socket
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    control = socket.socket(fileno=_CONTROL)
+    os.register_at_fork(after_in_child=_die_with_parent)
+    wake_read, wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
+    # Warm what every run touches, so no child pays for it.
+    _compile("return 1")
+    asyncio.new_event_loop().close()
+    children = {}  # pid -> whether its end was reported
+
+    def tell(message, fds=()):
+        data = json.dumps(message).encode()
+        ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
+        control.sendmsg([data], ancillary)
+
+    tell({"ready": True})
+    gc.freeze()
+    while True:
+        readable, _, _ = select.select([control, wake_read], [], [])
+        if wake_read in readable:
+            try:
+                os.read(wake_read, 512)
+            except BlockingIOError:
+                pass
+            for pid, reported in list(children.items()):
+                if reported:
+                    continue
+                ended = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+                if ended is None or ended.si_pid == 0:
+                    continue
+                children[pid] = True
+                if ended.si_code == os.CLD_EXITED:
+                    status = (ended.si_status & 0xFF) << 8
+                else:
+                    status = ended.si_status | (0x80 if ended.si_code == os.CLD_DUMPED else 0)
+                tell({"exit": pid, "status": status})
+        if control not in readable:
+            continue
+        data, ancillary, _, _ = control.recvmsg(65536, socket.CMSG_SPACE(3 * 4))
+        if not data:
+            os._exit(0)
+        fds = []
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                passed = array.array("i")
+                passed.frombytes(payload[: len(payload) - len(payload) % passed.itemsize])
+                fds.extend(passed)
+        message = json.loads(data)
+        if "release" in message:
+            for fd in fds:
+                os.close(fd)
+            pid = message["release"]
+            if children.pop(pid, None) is not None:
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
+            continue
+        request = message.get("fork")
+        try:
+            pid = os.fork()
+        except OSError as error:
+            for fd in fds:
+                os.close(fd)
+            tell({"failed": request, "why": str(error)})
+            continue
+        if pid == 0:
+            control.close()
+            os.close(wake_read)
+            os.close(wake_write)
+            _become_run(libc, random, message.get("dir", "."), fds)
+        for fd in fds:
+            os.close(fd)
+        children[pid] = False
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError as error:
+            os.kill(pid, signal.SIGKILL)
+            tell({"failed": request, "why": f"pidfd_open: {error}"})
+            continue
+        tell({"forked": request, "pid": pid}, [pidfd])
+        os.close(pidfd)
+
+
+def _become_run(libc, random, scratch, fds):
+    """In a fresh child of the server: the per-run state (its own process group, the run's
+    pipes as fds 3 and 4, its scratch dir as working directory, a Landlock layer confining
+    its writes to it, a reseeded `random`), then exactly a fresh interpreter's run (whose
+    asyncio loop is made new). Never returns."""
+    import ctypes
+    import fcntl
+
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.setpgid(0, 0)
+        if len(fds) < 2:
+            raise ValueError("the fork request carried no pipes")
+        # Above 4 first, so that placing one cannot clobber the other.
+        read_end, write_end = (fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in fds[:2])
+        os.close(fds[0])
+        os.close(fds[1])
+        os.dup2(read_end, _FROM_HOST)
+        os.dup2(write_end, _TO_HOST)
+        os.close(read_end)
+        os.close(write_end)
+        os.chdir(scratch)
+        sys.argv[:] = ["-c"]
+        if len(fds) > 2:
+            if libc.syscall(_SYS_LANDLOCK_RESTRICT_SELF, fds[2], 0) != 0:
+                error = ctypes.get_errno()
+                _send({"t": "refused", "why": f"landlock_restrict_self: {os.strerror(error)}"})
+                os._exit(1)
+            os.close(fds[2])
+        random.seed()
+    except BaseException as error:  # noqa: BLE001 - anything here fails this child only
+        try:
+            _send({"t": "refused", "why": f"{type(error).__name__}: {error}"})
+        finally:
+            os._exit(1)
+    _run()
+
+
+if len(sys.argv) > 1 and sys.argv[1] == "serve":
+    _serve()
+else:
+    _main()

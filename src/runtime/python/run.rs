@@ -135,6 +135,7 @@ pub(super) async fn drive(
                 }
                 Some(ChildFrame::Done { answer }) => break End::Answered(answer),
                 Some(ChildFrame::Ready) => {}
+                Some(ChildFrame::Refused(why)) => break End::Vanished(Some(why)),
                 Some(ChildFrame::Garbled(why)) => break End::Vanished(Some(why)),
                 Some(ChildFrame::Oversized) => break End::Stopped(StopReason::OutputLimit),
                 None => break End::Vanished(None),
