@@ -19,6 +19,7 @@ import json
 import logging
 import math
 import os
+import queue
 import re
 import signal
 import struct
@@ -33,6 +34,7 @@ _OUT_OF_MEMORY_EXIT = 86
 _EXACT_INTEGERS = 2**53
 
 _write_lock = threading.Lock()
+_start_frames = queue.SimpleQueue()  # the start frame, from the reader thread
 _pending = {}
 _next_id = 0
 _loop = None
@@ -487,7 +489,13 @@ def _answer_of(value):
 
 
 def _read_results():
-    """Host answers to the loop; on EOF (the host is gone) the whole group dies."""
+    """Reads the host's frames: the start frame goes to the main thread, every later one
+    (a binding call's result) to the loop; on EOF (the host is gone) the whole group dies."""
+    body = _read_frame()
+    if body is None:
+        os.killpg(0, signal.SIGKILL)
+        os._exit(0)
+    _start_frames.put(body)
     while True:
         body = _read_frame()
         if body is None:
@@ -528,14 +536,31 @@ def _main():
     _run()
 
 
+def _prepare():
+    """Everything a run needs that does not depend on its program, done before `ready` so
+    the run does not wait for it: output capture, a fresh event loop, the thread reading the
+    host's frames, and one dry pass over the run's own code path (in a fork server's child
+    that also copies the pages the run will write, off the run's path)."""
+    global _loop
+    _capture_output()
+    _loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(_loop)
+    _answer_of(_loop.run_until_complete(_warm_up()))
+    threading.Thread(target=_read_results, name="dsh-host", daemon=True).start()
+
+
+async def _warm_up():
+    namespace = {"__builtins__": builtins}
+    exec(_compile("return [1, {'a': 'b'}]"), namespace)
+    json.loads('{"t":"start","cpuSeconds":1,"maxDepth":1,"tools":[],"code":""}')
+    return await namespace["__program__"]()
+
+
 def _run():
-    global _loop, _max_depth
+    global _max_depth
+    _prepare()
     _send({"t": "ready"})
-    body = _read_frame()
-    if body is None:
-        os.killpg(0, signal.SIGKILL)
-        os._exit(0)
-    start = json.loads(body)
+    start = json.loads(_start_frames.get())
     try:
         import resource
 
@@ -547,10 +572,6 @@ def _run():
         pass
     for name in start.get("tools", []):
         _bindings[name] = _binding(name)
-    _capture_output()
-    _loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(_loop)
-    threading.Thread(target=_read_results, name="dsh-host", daemon=True).start()
     namespace = {
         "__name__": "__main__",
         "__builtins__": builtins,

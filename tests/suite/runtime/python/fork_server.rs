@@ -57,13 +57,20 @@ def processes_with_marker():
         except OSError:
             pass
     return found
-open_files = [os.readlink(f"/proc/self/fd/{{fd}}") for fd in os.listdir("/proc/self/fd")]
+def open_files():
+    paths = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            paths.append(os.readlink(f"/proc/self/fd/{{fd}}"))
+        except OSError:
+            pass  # the listing's own descriptor, closed by now
+    return paths
 return {{
     "module": "wave" in sys.modules,
     "mutation": math.tau,
     "global": hasattr(builtins, "leaked_global"),
     "environment": "LEAKED_VARIABLE" in os.environ,
-    "openFile": any("{marker}" in path for path in open_files),
+    "openFile": any("{marker}" in path for path in open_files()),
     "fileInScratch": os.path.exists("{marker}.txt"),
     "threads": [t.name for t in threading.enumerate() if "{marker}" in t.name],
     "children": processes_with_marker(),
