@@ -626,7 +626,7 @@ def _serve():
     # Warm what every run touches, so no child pays for it.
     _compile("return 1")
     asyncio.new_event_loop().close()
-    children = {}  # pid -> whether its end was reported
+    children = {}  # pid -> "running", "reported" (its end, to the host) or "released"
 
     def tell(message, fds=()):
         data = json.dumps(message).encode()
@@ -642,13 +642,17 @@ def _serve():
                 os.read(wake_read, 512)
             except BlockingIOError:
                 pass
-            for pid, reported in list(children.items()):
-                if reported:
+            for pid, state in list(children.items()):
+                if state == "released":
+                    if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                        del children[pid]
+                    continue
+                if state == "reported":
                     continue
                 ended = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
                 if ended is None or ended.si_pid == 0:
                     continue
-                children[pid] = True
+                children[pid] = "reported"
                 if ended.si_code == os.CLD_EXITED:
                     status = (ended.si_status & 0xFF) << 8
                 else:
@@ -669,12 +673,13 @@ def _serve():
         if "release" in message:
             for fd in fds:
                 os.close(fd)
+            # Reaped now if it ended (its pid is free from here on), else as it ends.
             pid = message["release"]
-            if children.pop(pid, None) is not None:
-                try:
-                    os.waitpid(pid, 0)
-                except ChildProcessError:
-                    pass
+            if pid in children:
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    del children[pid]
+                else:
+                    children[pid] = "released"
             continue
         request = message.get("fork")
         try:
@@ -691,7 +696,7 @@ def _serve():
             _become_run(libc, random, message.get("dir", "."), fds)
         for fd in fds:
             os.close(fd)
-        children[pid] = False
+        children[pid] = "running"
         try:
             pidfd = os.pidfd_open(pid)
         except OSError as error:
