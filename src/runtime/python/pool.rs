@@ -22,7 +22,7 @@ use super::run::drive;
 use super::runner;
 use super::server::ForkServer;
 use super::spawn::{self, Interpreter};
-use super::timing::{BOOT_GUARD, RESPAWN_BACKOFF};
+use super::timing::{BOOT_GUARD, REFILL_DEFERRAL, RESPAWN_BACKOFF};
 use crate::process::Sandbox;
 use crate::runtime::contract::{FailureKind, RunFailure, RunOutcome, RunRequest, RuntimeError};
 use crate::runtime::verdict;
@@ -88,6 +88,8 @@ impl PythonPool {
             sandbox: config.sandbox,
             server: tokio::sync::Mutex::new(None),
             fallback: OnceLock::new(),
+            active_runs: AtomicUsize::new(0),
+            run_ended: tokio::sync::Notify::new(),
         });
         if let Some(why) = runner::simulated_fallback() {
             start.fall_back(why);
@@ -146,7 +148,12 @@ impl PythonPool {
                 }
             }
         };
-        drive(interpreter, request, self.inner.max_heap_mb, closed).await
+        let start = &self.inner.start;
+        start.active_runs.fetch_add(1, Ordering::Relaxed);
+        let outcome = drive(interpreter, request, self.inner.max_heap_mb, closed).await;
+        start.active_runs.fetch_sub(1, Ordering::Relaxed);
+        start.run_ended.notify_waiters();
+        outcome
     }
 
     /// An interpreter that is ready now, if there is one (never waits: another run may be
@@ -199,6 +206,8 @@ pub async fn probe_fork_server(interpreter: &str, max_heap_mb: u64, sandbox: San
         sandbox,
         server: tokio::sync::Mutex::new(None),
         fallback: OnceLock::new(),
+        active_runs: AtomicUsize::new(0),
+        run_ended: tokio::sync::Notify::new(),
     };
     match start.fork().await {
         Ok(_) => {}
@@ -215,6 +224,9 @@ struct Start {
     server: tokio::sync::Mutex<Option<Arc<ForkServer>>>,
     /// Why runs start fresh interpreters instead, once they do (for good).
     fallback: OnceLock<String>,
+    /// Runs being driven now, and a wake-up as each ends: a refill waits for them.
+    active_runs: AtomicUsize,
+    run_ended: tokio::sync::Notify,
 }
 
 /// Why a child could not be forked.
@@ -226,6 +238,25 @@ enum ForkFailure {
 }
 
 impl Start {
+    /// Waits until no run is being driven, for at most [`REFILL_DEFERRAL`]: preparing a child
+    /// (fork, copy-on-write faults, its dry pass) takes CPU a run on a 2-core machine would
+    /// otherwise wait for.
+    async fn while_runs_are_active(&self) {
+        let deadline = tokio::time::Instant::now() + REFILL_DEFERRAL;
+        loop {
+            let ended = self.run_ended.notified();
+            tokio::pin!(ended);
+            ended.as_mut().enable();
+            if self.active_runs.load(Ordering::Relaxed) == 0 {
+                return;
+            }
+            tokio::select! {
+                () = ended => {}
+                () = tokio::time::sleep_until(deadline) => return,
+            }
+        }
+    }
+
     fn fall_back(&self, why: String) {
         tracing::warn!("Python Code Mode starts a fresh interpreter per run: {why}");
         runner::record_fallback(&why);
@@ -301,7 +332,10 @@ async fn refill(
         tokio::spawn(async move {
             tokio::select! {
                 () = closed.cancelled() => {}
-                booted = boot(&start) => match booted {
+                booted = async {
+                    start.while_runs_are_active().await;
+                    boot(&start).await
+                } => match booted {
                     Ok(fresh) => {
                         permit.send(fresh);
                         ready_count.fetch_add(1, Ordering::Relaxed);
