@@ -28,14 +28,16 @@
     clippy::print_stderr
 )]
 
+mod stdio_support;
+
 use anyhow::{Context, bail};
 use dsh_tools::ToolExecutionInput;
 use dsh_tools_protocol::HostConfig;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, BufWriter, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use stdio_support::{Host, host_binary, ms, spread};
 
 /// The binary's allocator, so the in-process numbers are the shipped ones.
 #[global_allocator]
@@ -45,124 +47,25 @@ const CALLS: usize = 1000;
 /// Pause between spaced runs: an agent's runs are seconds apart, 100 ms is a brisk one.
 const SPACING: Duration = Duration::from_millis(100);
 
-fn host_binary() -> PathBuf {
-    std::env::var_os("DSH_BENCH_HOST")
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_dsh-tools").into())
-        .into()
-}
-
-/// Milliseconds since `started`.
-fn ms(started: Instant) -> f64 {
-    started.elapsed().as_secs_f64() * 1000.0
-}
-
-/// (median, p90, max) of `samples`.
-fn spread(mut samples: Vec<f64>) -> (f64, f64, f64) {
-    samples.sort_by(f64::total_cmp);
-    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
-    (at(0.5), at(0.9), samples[samples.len() - 1])
-}
-
-/// A host over ndjson stdio. Requests are written whole and flushed; notifications are
-/// recognized by their prefix and skipped without parsing, as a front end that only waits
-/// for an answer would.
-struct Host {
-    child: Child,
-    input: BufWriter<ChildStdin>,
-    output: BufReader<ChildStdout>,
-    line: String,
-    next_id: u64,
-}
-
-impl Host {
-    fn spawn(workspace: &Path) -> anyhow::Result<Host> {
-        let mut child = Command::new(host_binary())
-            .args(["serve", "--framing", "ndjson"])
-            .current_dir(workspace)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("spawning dsh-tools")?;
-        let input = BufWriter::with_capacity(64 * 1024, child.stdin.take().context("stdin")?);
-        let output = BufReader::with_capacity(256 * 1024, child.stdout.take().context("stdout")?);
-        Ok(Host {
-            child,
-            input,
-            output,
-            line: String::new(),
-            next_id: 0,
-        })
-    }
-
-    fn initialize_message(workspace: &Path, events: &str) -> Value {
-        json!({ "jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-            "protocolVersion": "1",
-            "capabilities": { "codeDispatchEvents": events },
-            "config": {
-                "tools": { "mode": "code" },
-                "builtins": { "fs": { "root": workspace } }
-            }
-        } })
-    }
-
-    /// A host past `initialize`, its pool warm.
-    fn ready(workspace: &Path, events: &str) -> anyhow::Result<Host> {
-        let mut host = Host::spawn(workspace)?;
-        host.write(&Host::initialize_message(workspace, events))?;
-        host.answer(&json!("init"))?;
-        host.run("return 1")?;
-        Ok(host)
-    }
-
-    fn write(&mut self, message: &Value) -> anyhow::Result<()> {
-        serde_json::to_writer(&mut self.input, message)?;
-        self.input.write_all(b"\n")?;
-        self.input.flush()?;
-        Ok(())
-    }
-
-    fn send_run(&mut self, program: &str) -> anyhow::Result<Value> {
-        self.next_id += 1;
-        let id = json!(format!("r{}", self.next_id));
-        self.write(&json!({ "jsonrpc": "2.0", "id": id,
-            "method": "tools/execute",
-            "params": { "callId": format!("c{}", self.next_id), "name": "run_code",
-                "arguments": { "code": program, "description": "bench" } } }))?;
-        Ok(id)
-    }
-
-    /// Reads up to the response with `id`, skipping notifications.
-    fn answer(&mut self, id: &Value) -> anyhow::Result<Value> {
-        loop {
-            self.line.clear();
-            if self.output.read_line(&mut self.line)? == 0 {
-                bail!("the host closed stdout");
-            }
-            if self.line.starts_with(r#"{"jsonrpc":"2.0","method""#) {
-                continue;
-            }
-            let message: Value = serde_json::from_str(&self.line)?;
-            if &message["id"] == id {
-                return Ok(message);
-            }
+/// `initialize` with the built-ins over `workspace` and the given event level.
+fn initialize_message(workspace: &Path, events: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+        "protocolVersion": "1",
+        "capabilities": { "codeDispatchEvents": events },
+        "config": {
+            "tools": { "mode": "code" },
+            "builtins": { "fs": { "root": workspace } }
         }
-    }
+    } })
+}
 
-    /// Runs `program` and checks it succeeded.
-    fn run(&mut self, program: &str) -> anyhow::Result<Value> {
-        let id = self.send_run(program)?;
-        let response = self.answer(&id)?;
-        if response["result"]["isError"] != json!(false) {
-            bail!("{program}: {response}");
-        }
-        Ok(response)
-    }
-
-    fn close(mut self) {
-        drop(self.input);
-        let _ = self.child.wait();
-    }
+/// A host past `initialize`, its pool warm.
+fn ready(workspace: &Path, events: &str) -> anyhow::Result<Host> {
+    let mut host = Host::spawn(workspace)?;
+    host.write(&initialize_message(workspace, events))?;
+    host.answer(&json!("init"))?;
+    host.run("return 1")?;
+    Ok(host)
 }
 
 fn sequential_reads() -> String {
@@ -184,7 +87,7 @@ struct Row {
 }
 
 fn trivial_over_stdio(workspace: &Path, runs: usize, rows: &mut Vec<Row>) -> anyhow::Result<()> {
-    let mut host = Host::ready(workspace, "full")?;
+    let mut host = ready(workspace, "full")?;
     trivial("over stdio", runs, || host.run("return 1").map(drop), rows)?;
     host.close();
     Ok(())
@@ -220,7 +123,7 @@ fn starts(workspace: &Path, rows: &mut Vec<Row>) -> anyhow::Result<()> {
     for _ in 0..samples {
         let started = Instant::now();
         let mut host = Host::spawn(workspace)?;
-        host.write(&Host::initialize_message(workspace, "full"))?;
+        host.write(&initialize_message(workspace, "full"))?;
         let id = host.send_run("return 1")?;
         host.answer(&json!("init"))?;
         host.answer(&id)?;
@@ -336,8 +239,8 @@ fn calls(
     samples: usize,
     rows: &mut Vec<Row>,
 ) -> anyhow::Result<()> {
-    let mut full = Host::ready(workspace, "full")?;
-    let mut summary = Host::ready(workspace, "summary")?;
+    let mut full = ready(workspace, "full")?;
+    let mut summary = ready(workspace, "summary")?;
     for (name, program) in [
         ("sequential", sequential_reads()),
         ("parallel", parallel_reads()),

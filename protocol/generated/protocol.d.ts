@@ -531,6 +531,10 @@ bash?: FamilySandbox,
  */
 python?: FamilySandbox, 
 /**
+ * How Python Code Mode runs start, when Python is loaded.
+ */
+pythonRunner?: PythonRunner, 
+/**
  * Each enabled MCP server, by name.
  */
 mcpServers: { [key in string]: FamilySandbox }, };
@@ -554,6 +558,10 @@ seccomp: boolean,
  * Without it the leader still dies with the host, its escaped descendants may not.
  */
 pidNamespaces: boolean, };
+
+export type PythonRunner = { kind: PythonRunnerKind, fallbackReason?: string, };
+
+export type PythonRunnerKind = "fork-server" | "fresh-interpreter";
 
 export type FamilySandbox = { 
 /**

@@ -39,6 +39,8 @@ macro_rules! wire_types {
             SandboxMode,
             SandboxReport,
             SandboxSupport,
+            PythonRunner,
+            PythonRunnerKind,
             FamilySandbox,
             FilesystemIsolation,
             NetworkIsolation,

@@ -185,6 +185,32 @@ pub struct SandboxReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub python: Option<FamilySandbox>,
+    /// How Python Code Mode runs start, when Python is loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub python_runner: Option<PythonRunner>,
     /// Each enabled MCP server, by name.
     pub mcp_servers: Map<FamilySandbox>,
+}
+
+/// How Python Code Mode runs start: forked from a long-lived fork server that has imported
+/// everything (each run a fresh child, set up and confined before it reads its program), or
+/// a fresh `python3` each (the fallback, where a fork server cannot start or its child
+/// cannot confine itself; `fallbackReason` says why).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PythonRunner {
+    pub kind: PythonRunnerKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub fallback_reason: Option<String>,
+}
+
+/// [`PythonRunner`]'s kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+pub enum PythonRunnerKind {
+    #[serde(rename = "fork-server")]
+    ForkServer,
+    #[serde(rename = "fresh-interpreter")]
+    FreshInterpreter,
 }

@@ -3,13 +3,33 @@
 //! `capabilities.sandbox`); exit code 1 when a family would refuse to start.
 
 use dsh_tools::process::sandbox::{families, kernel_support};
+use dsh_tools::runtime::probe_fork_server;
 use dsh_tools_protocol::{
-    BudgetIsolation, FamilySandbox, FilesystemIsolation, HostConfig, NetworkIsolation, SandboxMode,
+    BudgetIsolation, CodeLanguage, FamilySandbox, FilesystemIsolation, HostConfig,
+    NetworkIsolation, PythonRunner, PythonRunnerKind, SandboxMode,
 };
 use std::io::Write;
 
 /// Prints the report; returns the exit code.
 pub fn check(config: &HostConfig, json: bool) -> anyhow::Result<i32> {
+    let runtime = &config.code_runtime;
+    if runtime.loads(CodeLanguage::Python) {
+        // Whether runs can be forked is tried for real, as a pool would.
+        let sandbox =
+            families::python(&config.sandbox, runtime.sandbox.as_ref(), &kernel_support());
+        let interpreter = runtime
+            .python
+            .clone()
+            .unwrap_or_else(|| "python3".to_owned());
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+            .block_on(probe_fork_server(
+                &interpreter,
+                runtime.max_heap_mb,
+                sandbox,
+            ));
+    }
     let report = families::report(config, &kernel_support());
     let mut out = std::io::stdout().lock();
     if json {
@@ -48,6 +68,9 @@ pub fn check(config: &HostConfig, json: bool) -> anyhow::Result<i32> {
         if !budgets.is_empty() {
             writeln!(out, "budgets per run: {}", budgets.join(", "))?;
         }
+        if let Some(runner) = &report.python_runner {
+            writeln!(out, "Python Code Mode runs: {}", describe_runner(runner))?;
+        }
     }
     let refused = report
         .bash
@@ -56,6 +79,17 @@ pub fn check(config: &HostConfig, json: bool) -> anyhow::Result<i32> {
         .chain(report.mcp_servers.values())
         .any(|sandbox| sandbox.unavailable.is_some());
     Ok(i32::from(refused))
+}
+
+/// `forked from a fork server`, or the fallback and why.
+fn describe_runner(runner: &PythonRunner) -> String {
+    match (runner.kind, &runner.fallback_reason) {
+        (PythonRunnerKind::ForkServer, _) => "forked from a fork server".to_owned(),
+        (PythonRunnerKind::FreshInterpreter, Some(why)) => {
+            format!("a fresh interpreter each (fallback: {why})")
+        }
+        (PythonRunnerKind::FreshInterpreter, None) => "a fresh interpreter each".to_owned(),
+    }
 }
 
 /// How a family's process trees are budgeted, as the report names it.

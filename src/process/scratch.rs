@@ -45,6 +45,17 @@ impl Scratch {
         Ok(Scratch(path))
     }
 
+    /// A new directory `<kind>-<n>` inside this one (a forked Python run's, inside its
+    /// fork server's), removed when dropped like any other.
+    pub fn create_in(&self, kind: &str) -> io::Result<Scratch> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let path = self
+            .0
+            .join(format!("{kind}-{}", NEXT.fetch_add(1, Ordering::Relaxed)));
+        DirBuilder::new().mode(0o700).create(&path)?;
+        Ok(Scratch(path))
+    }
+
     pub fn path(&self) -> &Path {
         &self.0
     }

@@ -18,4 +18,4 @@ pub use contract::{
     RuntimeError,
 };
 pub use js::IsolatePool;
-pub use python::{PythonConfig, PythonPool};
+pub use python::{NO_FORK_SERVER, PythonConfig, PythonPool, probe_fork_server, python_runner};

@@ -12,6 +12,7 @@ mod tree;
 
 use dsh_tools_protocol::BudgetIsolation;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -146,6 +147,21 @@ impl Budget {
             }
             Ok(())
         })
+    }
+
+    /// Moves the running process `pid` (and the threads it has) into the leaf: for a process
+    /// the host did not fork itself (a Python fork server's child), adopted before it runs
+    /// anything of its own, so all it starts is counted. Nothing to do when polled.
+    pub fn adopt(&self, pid: i32) -> io::Result<()> {
+        let Some(leaf) = &self.leaf else {
+            return Ok(());
+        };
+        for procs in &leaf.procs {
+            let path = std::path::Path::new(std::ffi::OsStr::from_bytes(procs.as_bytes()));
+            std::fs::write(path, pid.to_string())
+                .map_err(|e| io::Error::new(e.kind(), format!("cannot adopt {pid}: {e}")))?;
+        }
+        Ok(())
     }
 
     /// CPU time of the whole tree so far, exited processes included (`tree`: where to

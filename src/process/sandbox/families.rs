@@ -112,10 +112,12 @@ pub fn report(config: &HostConfig, support: &SandboxSupport) -> SandboxReport {
             (name.clone(), budgeted(sandbox.report(), false))
         })
         .collect();
+    let python_runner = python_sandbox.is_some().then(super::python_runner::python_runner);
     SandboxReport {
         kernel: *support,
         bash: bash_sandbox,
         python: python_sandbox,
+        python_runner,
         mcp_servers,
     }
 }

@@ -67,6 +67,43 @@ pub fn ruleset(kernel: u32, writable: &[PathBuf], denied: &[PathBuf]) -> io::Res
         .ok_or_else(|| io::Error::other("the Landlock ruleset has no file descriptor"))
 }
 
+/// A further layer for a process already confined by [`ruleset`]: it handles the write
+/// rights only (reads stay as the first layer says) and grants them under `writable` (plus
+/// the null-like devices); on ABI 6 and later it also scopes signals and abstract UNIX
+/// sockets to itself. A Python fork server's child stacks it on the server's ruleset, so a
+/// run writes its own scratch dir, not the server's or another run's, and cannot signal
+/// the server or a sibling run.
+pub fn write_layer(kernel: u32, writable: &[PathBuf]) -> io::Result<OwnedFd> {
+    let abi = target(kernel).ok_or_else(|| {
+        io::Error::other(format!(
+            "Landlock ABI {MINIMUM_ABI} or later is needed (this kernel has {kernel})"
+        ))
+    })?;
+    let devices = DEVICES
+        .iter()
+        .map(PathBuf::from)
+        .filter(|device| device.exists());
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_write(abi))
+        .map_err(io::Error::other)?;
+    if abi >= ABI::V6 {
+        ruleset = ruleset
+            .scope(Scope::from_all(abi))
+            .map_err(io::Error::other)?;
+    }
+    let created = ruleset
+        .create()
+        .map_err(io::Error::other)?
+        .add_rules(path_beneath_rules(
+            writable.iter().cloned().chain(devices),
+            AccessFs::from_write(abi),
+        ))
+        .map_err(io::Error::other)?;
+    Option::<OwnedFd>::from(created)
+        .ok_or_else(|| io::Error::other("the Landlock ruleset has no file descriptor"))
+}
+
 /// The read rights of [`ruleset`] as the kernel's bits, for the rule the child adds on its
 /// own `/proc` when `/` itself is not granted (see [`readable`]): that `/proc` is mounted
 /// by the tether's init after the parent built the ruleset, so no rule of the parent

@@ -29,11 +29,12 @@ pub mod families;
 mod landlock;
 pub mod loopback;
 pub mod network_policy;
-mod passing;
+pub(crate) mod passing;
 pub mod plan;
 pub mod policy;
 pub mod probe;
 mod proxy_listener;
+pub mod python_runner;
 mod seccomp;
 mod view;
 

@@ -9,17 +9,17 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 /// The most descriptors one message carries.
-const MAX_FDS: usize = 2;
+const MAX_FDS: usize = 3;
 
 /// The message's data: the status (an errno, 0 on success) and a number (a port).
 const MESSAGE: usize = 6;
 
-/// Room for one control message of [`MAX_FDS`] descriptors (`CMSG_SPACE(8)`, 24 bytes on
+/// Room for one control message of [`MAX_FDS`] descriptors (`CMSG_SPACE(12)`, 32 bytes on
 /// 64-bit targets), aligned as `cmsghdr` needs.
 type Control = [u64; 4];
 
 /// A connected `SOCK_SEQPACKET` pair, as `(host's end, helper's end)`.
-pub(super) fn channel() -> io::Result<(OwnedFd, OwnedFd)> {
+pub(crate) fn channel() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut ends = [0; 2];
     // SAFETY: `ends` is a valid two-element out-array.
     check(unsafe {
@@ -40,20 +40,36 @@ pub(super) fn send(socket: libc::c_int, status: i32, number: u16, fds: &[libc::c
     let mut data = [0u8; MESSAGE];
     data[..4].copy_from_slice(&status.to_ne_bytes());
     data[4..].copy_from_slice(&number.to_ne_bytes());
+    let _ = send_message(socket, &data, fds, 0);
+}
+
+/// Sends one message of `data` and `fds` (at most [`MAX_FDS`]) over the `SOCK_SEQPACKET`
+/// `socket` (with `flags`, such as `MSG_DONTWAIT`), retrying when interrupted. Allocates
+/// nothing, so a forked child may call it.
+pub(crate) fn send_message(
+    socket: libc::c_int,
+    data: &[u8],
+    fds: &[libc::c_int],
+    flags: libc::c_int,
+) -> io::Result<()> {
+    if fds.len() > MAX_FDS {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
     let mut iov = libc::iovec {
-        iov_base: data.as_mut_ptr().cast(),
+        iov_base: data.as_ptr().cast_mut().cast(),
         iov_len: data.len(),
     };
     let mut control: Control = [0; 4];
     let bytes = size_of_val(fds) as u32;
-    // SAFETY: a zeroed msghdr is valid; every pointer set below is to a live local, and the
-    // control message written lies within `control` (its space checked against its size).
+    // SAFETY: a zeroed msghdr is valid; every pointer set below is to a live local (the
+    // kernel only reads `data` through the iovec), and the control message written lies
+    // within `control` (its space checked against its size).
     unsafe {
         let mut header: libc::msghdr = std::mem::zeroed();
         header.msg_iov = &raw mut iov;
         header.msg_iovlen = 1;
         let space = libc::CMSG_SPACE(bytes) as usize;
-        if !fds.is_empty() && fds.len() <= MAX_FDS && space <= size_of::<Control>() {
+        if !fds.is_empty() && space <= size_of::<Control>() {
             header.msg_control = control.as_mut_ptr().cast();
             header.msg_controllen = space as _;
             let message = libc::CMSG_FIRSTHDR(&raw const header);
@@ -65,9 +81,15 @@ pub(super) fn send(socket: libc::c_int, status: i32, number: u16, fds: &[libc::c
                 slots.add(index).write_unaligned(*fd);
             }
         }
-        while libc::sendmsg(socket, &raw const header, libc::MSG_NOSIGNAL) < 0
-            && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
-        {}
+        loop {
+            if libc::sendmsg(socket, &raw const header, libc::MSG_NOSIGNAL | flags) >= 0 {
+                return Ok(());
+            }
+            let error = io::Error::last_os_error();
+            if error.kind() != io::ErrorKind::Interrupted {
+                return Err(error);
+            }
+        }
     }
 }
 
@@ -75,6 +97,28 @@ pub(super) fn send(socket: libc::c_int, status: i32, number: u16, fds: &[libc::c
 /// it reported (`what` names the thing it was making, for the message).
 pub(super) fn receive(socket: &OwnedFd, what: &str) -> io::Result<(u16, Vec<OwnedFd>)> {
     let mut data = [0u8; MESSAGE];
+    let (received, passed) = receive_message(socket, &mut data, 0)?;
+    let failed = |why: String| io::Error::other(format!("cannot {what}: {why}"));
+    if received == 0 {
+        return Err(failed("its helper died".to_owned()));
+    }
+    if received != MESSAGE {
+        return Err(failed(format!("a {received}-byte message")));
+    }
+    let status = i32::from_ne_bytes([data[0], data[1], data[2], data[3]]);
+    if status != 0 {
+        return Err(failed(io::Error::from_raw_os_error(status).to_string()));
+    }
+    Ok((u16::from_ne_bytes([data[4], data[5]]), passed))
+}
+
+/// Receives one message into `data` (with `flags`, such as `MSG_DONTWAIT`): its length (0 at
+/// end of file) and the descriptors it carried (close-on-exec, owned here).
+pub(crate) fn receive_message(
+    socket: &OwnedFd,
+    data: &mut [u8],
+    flags: libc::c_int,
+) -> io::Result<(usize, Vec<OwnedFd>)> {
     let mut iov = libc::iovec {
         iov_base: data.as_mut_ptr().cast(),
         iov_len: data.len(),
@@ -88,13 +132,18 @@ pub(super) fn receive(socket: &OwnedFd, what: &str) -> io::Result<(u16, Vec<Owne
     header.msg_controllen = size_of::<Control>() as _;
     let received = loop {
         // SAFETY: as above; the kernel writes within the buffers `header` describes.
-        let received =
-            unsafe { libc::recvmsg(socket.as_raw_fd(), &raw mut header, libc::MSG_CMSG_CLOEXEC) };
+        let received = unsafe {
+            libc::recvmsg(
+                socket.as_raw_fd(),
+                &raw mut header,
+                libc::MSG_CMSG_CLOEXEC | flags,
+            )
+        };
         if received >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
             break received;
         }
     };
-    check(received as libc::c_int)?;
+    let received = usize::try_from(received).map_err(|_| io::Error::last_os_error())?;
     // Owned at once, so every path below closes what arrived.
     let mut passed = Vec::with_capacity(MAX_FDS);
     // SAFETY: the CMSG_* walk stays within the control buffer the kernel filled; descriptors
@@ -113,16 +162,11 @@ pub(super) fn receive(socket: &OwnedFd, what: &str) -> io::Result<(u16, Vec<Owne
             message = libc::CMSG_NXTHDR(&raw const header, message);
         }
     }
-    let failed = |why: String| io::Error::other(format!("cannot {what}: {why}"));
-    if received == 0 {
-        return Err(failed("its helper died".to_owned()));
+    if header.msg_flags & libc::MSG_TRUNC != 0 {
+        return Err(io::Error::other(format!(
+            "a message longer than {} bytes",
+            data.len()
+        )));
     }
-    if usize::try_from(received).ok() != Some(MESSAGE) {
-        return Err(failed(format!("a {received}-byte message")));
-    }
-    let status = i32::from_ne_bytes([data[0], data[1], data[2], data[3]]);
-    if status != 0 {
-        return Err(failed(io::Error::from_raw_os_error(status).to_string()));
-    }
-    Ok((u16::from_ne_bytes([data[4], data[5]]), passed))
+    Ok((received, passed))
 }

@@ -13,6 +13,7 @@ use dsh_tools_protocol::{
     SandboxSupport,
 };
 use std::io;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -316,6 +317,21 @@ impl Sandbox {
             fallback: !self.namespaces,
         })?);
         Confinement::new(ruleset, namespace, seccomp, proc_read, joined)
+    }
+
+    /// The Landlock layer a process forked from one confined by [`confine`](Self::confine)
+    /// stacks on its own (see [`landlock::write_layer`]): writes only to the writable roots
+    /// and `scratch`. `None` when the sandbox is off (nothing to narrow).
+    pub fn write_layer(&self, scratch: &Path) -> io::Result<Option<OwnedFd>> {
+        if let Some(message) = &self.unavailable {
+            return Err(io::Error::other(message.clone()));
+        }
+        if self.is_off() {
+            return Ok(None);
+        }
+        let mut writable = self.writable.clone();
+        writable.push(scratch.to_path_buf());
+        landlock::write_layer(self.landlock_abi, &writable).map(Some)
     }
 
     /// The effective sandbox as `initialize` and `dsh-tools sandbox check` report it.

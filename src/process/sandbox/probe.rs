@@ -35,6 +35,8 @@ pub fn hide(mut support: SandboxSupport, simulated: &str) -> SandboxSupport {
             crate::process::tether::NO_PID_NAMESPACE => support.pid_namespaces = false,
             // Read by the budgets (`process::budget`), which fall back to polling.
             crate::process::budget::NO_CGROUP => {}
+            // Read by Python Code Mode, which falls back to a fresh interpreter per run.
+            super::python_runner::NO_FORK_SERVER => {}
             "" => {}
             other => tracing::warn!("{SIMULATE_VARIABLE}: unknown feature {other:?} ignored"),
         }

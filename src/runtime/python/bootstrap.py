@@ -19,6 +19,7 @@ import json
 import logging
 import math
 import os
+import queue
 import re
 import signal
 import struct
@@ -33,6 +34,7 @@ _OUT_OF_MEMORY_EXIT = 86
 _EXACT_INTEGERS = 2**53
 
 _write_lock = threading.Lock()
+_start_frames = queue.SimpleQueue()  # the start frame, from the reader thread
 _pending = {}
 _next_id = 0
 _loop = None
@@ -530,7 +532,13 @@ def _answer_of(value):
 
 
 def _read_results():
-    """Host answers to the loop; on EOF (the host is gone) the whole group dies."""
+    """Reads the host's frames: the start frame goes to the main thread, every later one
+    (a binding call's result) to the loop; on EOF (the host is gone) the whole group dies."""
+    body = _read_frame()
+    if body is None:
+        os.killpg(0, signal.SIGKILL)
+        os._exit(0)
+    _start_frames.put(body)
     while True:
         body = _read_frame()
         if body is None:
@@ -566,14 +574,36 @@ def _die_with_parent():
 
 
 def _main():
-    global _loop, _max_depth
+    """A fresh interpreter: serves exactly one run."""
     os.register_at_fork(after_in_child=_die_with_parent)
+    _run()
+
+
+def _prepare():
+    """Everything a run needs that does not depend on its program, done before `ready` so
+    the run does not wait for it: output capture, a fresh event loop, the thread reading the
+    host's frames, and one dry pass over the run's own code path (in a fork server's child
+    that also copies the pages the run will write, off the run's path)."""
+    global _loop
+    _capture_output()
+    _loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(_loop)
+    _answer_of(_loop.run_until_complete(_warm_up()))
+    threading.Thread(target=_read_results, name="dsh-host", daemon=True).start()
+
+
+async def _warm_up():
+    namespace = {"__builtins__": builtins}
+    exec(_compile("return [1, {'a': 'b'}]"), namespace)
+    json.loads('{"t":"start","cpuSeconds":1,"maxDepth":1,"tools":[],"code":""}')
+    return await namespace["__program__"]()
+
+
+def _run():
+    global _max_depth
+    _prepare()
     _send({"t": "ready"})
-    body = _read_frame()
-    if body is None:
-        os.killpg(0, signal.SIGKILL)
-        os._exit(0)
-    start = json.loads(body)
+    start = json.loads(_start_frames.get())
     try:
         import resource
 
@@ -585,10 +615,6 @@ def _main():
         pass
     for name in start.get("tools", []):
         _bindings[name] = _binding(name)
-    _capture_output()
-    _loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(_loop)
-    threading.Thread(target=_read_results, name="dsh-host", daemon=True).start()
     namespace = {
         "__name__": "__main__",
         "__builtins__": builtins,
@@ -612,4 +638,158 @@ def _main():
     os._exit(0)
 
 
-_main()
+# The fork server. fd 3 is a SOCK_SEQPACKET socket to the host carrying JSON messages.
+# Host -> here: {"fork":id,"dir":path} with the run's two pipe ends (read, write) and, when
+# sandboxed, a Landlock ruleset to stack, as SCM_RIGHTS; {"release":pid}. Here -> host:
+# {"ready":true} once; {"forked":id,"pid":pid} with a pidfd of the child, or
+# {"failed":id,"why":text}; {"exit":pid,"status":wait-status} when a child ended (it is
+# left unreaped, so its pid and group stay its own, until the host releases it).
+_CONTROL = 3
+_SYS_LANDLOCK_RESTRICT_SELF = 446
+
+
+def _serve():
+    """Imports everything a run needs, then forks one child per host request; runs no
+    thread, holds no secret (its environment is empty), never runs a program itself."""
+    import array
+    import ctypes
+    import gc
+    import fcntl  # noqa: F401 - imported once here for every child
+    import random
+    import resource  # noqa: F401 - imported once here for every run's RLIMIT_CPU
+    import select
+    import socket
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    control = socket.socket(fileno=_CONTROL)
+    os.register_at_fork(after_in_child=_die_with_parent)
+    wake_read, wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
+    # Warm what every run touches, so no child pays for it.
+    _compile("return 1")
+    asyncio.new_event_loop().close()
+    children = {}  # pid -> "running", "reported" (its end, to the host) or "released"
+
+    def tell(message, fds=()):
+        data = json.dumps(message).encode()
+        ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
+        control.sendmsg([data], ancillary)
+
+    tell({"ready": True})
+    gc.freeze()
+    while True:
+        readable, _, _ = select.select([control, wake_read], [], [])
+        if wake_read in readable:
+            try:
+                os.read(wake_read, 512)
+            except BlockingIOError:
+                pass
+            for pid, state in list(children.items()):
+                if state == "released":
+                    if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                        del children[pid]
+                    continue
+                if state == "reported":
+                    continue
+                ended = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+                if ended is None or ended.si_pid == 0:
+                    continue
+                children[pid] = "reported"
+                if ended.si_code == os.CLD_EXITED:
+                    status = (ended.si_status & 0xFF) << 8
+                else:
+                    status = ended.si_status | (0x80 if ended.si_code == os.CLD_DUMPED else 0)
+                tell({"exit": pid, "status": status})
+        if control not in readable:
+            continue
+        data, ancillary, _, _ = control.recvmsg(65536, socket.CMSG_SPACE(3 * 4))
+        if not data:
+            os._exit(0)
+        fds = []
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                passed = array.array("i")
+                passed.frombytes(payload[: len(payload) - len(payload) % passed.itemsize])
+                fds.extend(passed)
+        message = json.loads(data)
+        if "release" in message:
+            for fd in fds:
+                os.close(fd)
+            # Reaped now if it ended (its pid is free from here on), else as it ends.
+            pid = message["release"]
+            if pid in children:
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    del children[pid]
+                else:
+                    children[pid] = "released"
+            continue
+        request = message.get("fork")
+        try:
+            pid = os.fork()
+        except OSError as error:
+            for fd in fds:
+                os.close(fd)
+            tell({"failed": request, "why": str(error)})
+            continue
+        if pid == 0:
+            control.close()
+            os.close(wake_read)
+            os.close(wake_write)
+            _become_run(libc, random, message.get("dir", "."), fds)
+        for fd in fds:
+            os.close(fd)
+        children[pid] = "running"
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError as error:
+            os.kill(pid, signal.SIGKILL)
+            tell({"failed": request, "why": f"pidfd_open: {error}"})
+            continue
+        tell({"forked": request, "pid": pid}, [pidfd])
+        os.close(pidfd)
+
+
+def _become_run(libc, random, scratch, fds):
+    """In a fresh child of the server: the per-run state (its own process group, the run's
+    pipes as fds 3 and 4, its scratch dir as working directory, a Landlock layer confining
+    its writes to it, a reseeded `random`), then exactly a fresh interpreter's run (whose
+    asyncio loop is made new). Never returns."""
+    import ctypes
+    import fcntl
+
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.setpgid(0, 0)
+        if len(fds) < 2:
+            raise ValueError("the fork request carried no pipes")
+        # Above 4 first, so that placing one cannot clobber the other.
+        read_end, write_end = (fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in fds[:2])
+        os.close(fds[0])
+        os.close(fds[1])
+        os.dup2(read_end, _FROM_HOST)
+        os.dup2(write_end, _TO_HOST)
+        os.close(read_end)
+        os.close(write_end)
+        os.chdir(scratch)
+        sys.argv[:] = ["-c"]
+        if len(fds) > 2:
+            if libc.syscall(_SYS_LANDLOCK_RESTRICT_SELF, fds[2], 0) != 0:
+                error = ctypes.get_errno()
+                _send({"t": "refused", "why": f"landlock_restrict_self: {os.strerror(error)}"})
+                os._exit(1)
+            os.close(fds[2])
+        random.seed()
+    except BaseException as error:  # noqa: BLE001 - anything here fails this child only
+        try:
+            _send({"t": "refused", "why": f"{type(error).__name__}: {error}"})
+        finally:
+            os._exit(1)
+    _run()
+
+
+if len(sys.argv) > 1 and sys.argv[1] == "serve":
+    _serve()
+else:
+    _main()

@@ -31,6 +31,8 @@ pub(super) enum ChildFrame {
     },
     /// The interpreter finished starting and waits for its program.
     Ready,
+    /// A fork server's child could not take on its per-run state (`why`): it exited.
+    Refused(String),
     /// The stream broke the protocol (`why`); the run ends as `worker-exit`.
     Garbled(String),
     /// A frame declared more bytes than the run's output budget has left: it is never read,
@@ -111,12 +113,25 @@ pub(super) fn read_frames(mut from_child: pipe::Receiver, max_depth: usize, room
     Frames { receiver }
 }
 
-/// Waits for the interpreter's `ready` frame; false if anything else comes (or nothing).
-pub(super) async fn await_ready(from_child: &mut pipe::Receiver) -> bool {
-    matches!(
-        read_frame(from_child, &Room::new(0)).await,
-        Ok(Some(body)) if matches!(parse(&body, 1), ChildFrame::Ready)
-    )
+/// How an interpreter's start ended.
+pub(super) enum Started {
+    Ready,
+    /// It said why it cannot serve a run (a fork server's child that could not confine itself).
+    Refused(String),
+    /// Anything else came, or nothing.
+    Broken,
+}
+
+/// Waits for the interpreter's `ready` (or `refused`) frame.
+pub(super) async fn await_ready(from_child: &mut pipe::Receiver) -> Started {
+    let Ok(Some(body)) = read_frame(from_child, &Room::new(4096)).await else {
+        return Started::Broken;
+    };
+    match parse(&body, 1) {
+        ChildFrame::Ready => Started::Ready,
+        ChildFrame::Refused(why) => Started::Refused(why),
+        _ => Started::Broken,
+    }
 }
 
 /// Why no frame was read.
@@ -162,6 +177,7 @@ fn parse(body: &[u8], max_depth: usize) -> ChildFrame {
             _ => garbled("a log frame lacks its stream or text"),
         },
         Some("ready") => ChildFrame::Ready,
+        Some("refused") => ChildFrame::Refused(take_text(&mut frame, "why").unwrap_or_default()),
         Some("done") => match take_text(&mut frame, "answer") {
             Some(answer) => ChildFrame::Done { answer },
             None => garbled("a done frame lacks its answer"),

@@ -135,6 +135,7 @@ pub(super) async fn drive(
                 }
                 Some(ChildFrame::Done { answer }) => break End::Answered(answer),
                 Some(ChildFrame::Ready) => {}
+                Some(ChildFrame::Refused(why)) => break End::Vanished(Some(why)),
                 Some(ChildFrame::Garbled(why)) => break End::Vanished(Some(why)),
                 Some(ChildFrame::Oversized) => break End::Stopped(StopReason::OutputLimit),
                 None => break End::Vanished(None),
@@ -153,7 +154,16 @@ pub(super) async fn drive(
     };
     interpreter.process.kill();
     drop(calls);
-    let status = interpreter.process.kill_and_reap(REAP_GRACE).await;
+    // Only a run whose interpreter vanished is told by its exit status; the others answer
+    // at once, their (already SIGKILLed) interpreter reaped off the run's path.
+    let status = if matches!(end, End::Vanished(None)) {
+        interpreter.process.kill_and_reap(REAP_GRACE).await
+    } else {
+        tokio::spawn(async move {
+            interpreter.process.kill_and_reap(REAP_GRACE).await;
+        });
+        None
+    };
     match end {
         End::Exceeded(Exceeded::Memory) => {
             verdict::within_cap(Err(heap_exceeded(max_heap_mb)), output)

@@ -66,17 +66,27 @@ fn survivors_in(groups: &[u32]) -> Vec<(u32, u32, u32)> {
     }
 }
 
-/// The host's child processes (its warm and running interpreters), once `count` exist.
+/// The host's descendants (its fork server with the tether's keepers, and the server's
+/// warm and running children; fresh interpreters in the fallback), once `count` exist.
 fn interpreters_of(host: &Host, count: usize) -> Vec<u32> {
     let deadline = Instant::now() + GONE_GUARD;
     loop {
-        let children: Vec<u32> = live_processes()
-            .into_iter()
-            .filter(|(_, parent, _)| *parent == host.pid())
-            .map(|(pid, _, _)| pid)
-            .collect();
-        if children.len() >= count || Instant::now() >= deadline {
-            return children;
+        let processes = live_processes();
+        let mut descendants: Vec<u32> = vec![host.pid()];
+        let mut index = 0;
+        while index < descendants.len() {
+            let parent = descendants[index];
+            descendants.extend(
+                processes
+                    .iter()
+                    .filter(|(_, ppid, _)| *ppid == parent)
+                    .map(|(pid, _, _)| *pid),
+            );
+            index += 1;
+        }
+        descendants.remove(0);
+        if descendants.len() >= count || Instant::now() >= deadline {
+            return descendants;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
