@@ -210,7 +210,9 @@ mod tests {
             (received, sent)
         })
         .await;
-        let (received, sent) = received.expect("the relay stalled");
+        let Ok((received, sent)) = received else {
+            panic!("the relay stalled");
+        };
         writer.await.unwrap();
         assert_eq!(relay.await.unwrap(), sent.len() as u64);
         assert!(received == sent, "the bytes differ");

@@ -112,7 +112,9 @@ pub fn report(config: &HostConfig, support: &SandboxSupport) -> SandboxReport {
             (name.clone(), budgeted(sandbox.report(), false))
         })
         .collect();
-    let python_runner = python_sandbox.is_some().then(super::python_runner::python_runner);
+    let python_runner = python_sandbox
+        .is_some()
+        .then(super::python_runner::python_runner);
     SandboxReport {
         kernel: *support,
         bash: bash_sandbox,

@@ -27,5 +27,5 @@ mod spawn;
 mod timing;
 mod worker;
 
-pub use pool::{PythonConfig, PythonPool, probe_fork_server};
 pub use crate::process::sandbox::python_runner::{NO_FORK_SERVER, python_runner};
+pub use pool::{PythonConfig, PythonPool, probe_fork_server};

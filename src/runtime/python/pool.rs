@@ -19,11 +19,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::frames::{self, Started};
 use super::run::drive;
-use crate::process::sandbox::python_runner;
 use super::server::ForkServer;
 use super::spawn::{self, Interpreter};
 use super::timing::{BOOT_GUARD, REFILL_DEFERRAL, RESPAWN_BACKOFF};
 use crate::process::Sandbox;
+use crate::process::sandbox::python_runner;
 use crate::runtime::contract::{FailureKind, RunFailure, RunOutcome, RunRequest, RuntimeError};
 use crate::runtime::verdict;
 
