@@ -73,11 +73,11 @@ impl Layers {
     /// last layer that set it, a part of it or a value containing it.
     pub fn origin_of(&self, field: &str) -> Option<&str> {
         self.layers.iter().rev().find_map(|layer| {
-            let mut leaves = Vec::new();
-            leaf_paths(&layer.value, String::new(), &mut leaves);
-            leaves
+            let mut found = Vec::new();
+            leaves(&layer.value, String::new(), &mut found);
+            found
                 .iter()
-                .any(|leaf| related(leaf, field))
+                .any(|(leaf, _)| related(leaf, field))
                 .then_some(layer.origin.as_str())
         })
     }
@@ -132,9 +132,9 @@ fn related(leaf: &str, field: &str) -> bool {
     within(leaf, field) || within(field, leaf)
 }
 
-/// The dotted paths of `value`'s leaves (scalars, arrays and empty objects: what a later
-/// layer replaces whole).
-fn leaf_paths(value: &Value, path: String, out: &mut Vec<String>) {
+/// `value`'s leaves (scalars, arrays and empty objects: what a later layer replaces whole)
+/// with their dotted paths.
+pub(super) fn leaves<'v>(value: &'v Value, path: String, out: &mut Vec<(String, &'v Value)>) {
     match value {
         Value::Object(map) if !map.is_empty() => {
             for (key, child) in map {
@@ -143,10 +143,10 @@ fn leaf_paths(value: &Value, path: String, out: &mut Vec<String>) {
                 } else {
                     format!("{path}.{key}")
                 };
-                leaf_paths(child, child_path, out);
+                leaves(child, child_path, out);
             }
         }
-        _ => out.push(path),
+        _ => out.push((path, value)),
     }
 }
 

@@ -5,7 +5,7 @@
 //! variables (`Bearer ${GITHUB_TOKEN}`) is shown as written: it holds no secret itself.
 
 use super::expand::{literal_text, references};
-use super::layers::Layers;
+use super::layers::{Layers, leaves};
 use serde_json::Value;
 
 /// Words that make a header or key a credential (compared lowercase).
@@ -41,23 +41,6 @@ pub fn show(layers: &Layers) -> String {
         out.push_str("# no configuration given (every setting has its default)\n");
     }
     out
-}
-
-/// `value`'s leaves with their dotted paths, as [`super::layers`] names them.
-fn leaves<'v>(value: &'v Value, path: String, out: &mut Vec<(String, &'v Value)>) {
-    match value {
-        Value::Object(map) if !map.is_empty() => {
-            for (key, child) in map {
-                let child_path = if path.is_empty() {
-                    key.clone()
-                } else {
-                    format!("{path}.{key}")
-                };
-                leaves(child, child_path, out);
-            }
-        }
-        _ => out.push((path, value)),
-    }
 }
 
 /// Whether the value at `path` may be a secret.

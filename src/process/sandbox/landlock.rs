@@ -2,8 +2,8 @@
 //! the child only has to call `landlock_restrict_self` on the finished ruleset's fd.
 
 use landlock::{
-    ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
-    Scope, path_beneath_rules,
+    ABI, Access, AccessFs, BitFlags, CompatLevel, Compatible, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, Scope, path_beneath_rules,
 };
 use std::io;
 use std::os::fd::OwnedFd;
@@ -32,24 +32,7 @@ fn target(kernel: u32) -> Option<ABI> {
 /// devices); on ABI 6 and later it also scopes signals and abstract UNIX sockets to the
 /// sandbox, so a command cannot signal the host.
 pub fn ruleset(kernel: u32, writable: &[PathBuf], denied: &[PathBuf]) -> io::Result<OwnedFd> {
-    let abi = target(kernel).ok_or_else(|| {
-        io::Error::other(format!(
-            "Landlock ABI {MINIMUM_ABI} or later is needed (this kernel has {kernel})"
-        ))
-    })?;
-    let devices = DEVICES
-        .iter()
-        .map(PathBuf::from)
-        .filter(|device| device.exists());
-    let mut ruleset = Ruleset::default()
-        .set_compatibility(CompatLevel::HardRequirement)
-        .handle_access(AccessFs::from_all(abi))
-        .map_err(io::Error::other)?;
-    if abi >= ABI::V6 {
-        ruleset = ruleset
-            .scope(Scope::from_all(abi))
-            .map_err(io::Error::other)?;
-    }
+    let (abi, ruleset) = handling(kernel, AccessFs::from_all)?;
     let (read, listed) = readable(denied);
     let created = ruleset
         .create()
@@ -59,7 +42,7 @@ pub fn ruleset(kernel: u32, writable: &[PathBuf], denied: &[PathBuf]) -> io::Res
         .add_rules(path_beneath_rules(listed, AccessFs::ReadDir))
         .map_err(io::Error::other)?
         .add_rules(path_beneath_rules(
-            writable.iter().cloned().chain(devices),
+            writable.iter().cloned().chain(devices()),
             AccessFs::from_all(abi),
         ))
         .map_err(io::Error::other)?;
@@ -74,34 +57,45 @@ pub fn ruleset(kernel: u32, writable: &[PathBuf], denied: &[PathBuf]) -> io::Res
 /// run writes its own scratch dir, not the server's or another run's, and cannot signal
 /// the server or a sibling run.
 pub fn write_layer(kernel: u32, writable: &[PathBuf]) -> io::Result<OwnedFd> {
+    let (abi, ruleset) = handling(kernel, AccessFs::from_write)?;
+    let created = ruleset
+        .create()
+        .map_err(io::Error::other)?
+        .add_rules(path_beneath_rules(
+            writable.iter().cloned().chain(devices()),
+            AccessFs::from_write(abi),
+        ))
+        .map_err(io::Error::other)?;
+    Option::<OwnedFd>::from(created)
+        .ok_or_else(|| io::Error::other("the Landlock ruleset has no file descriptor"))
+}
+
+/// A ruleset for this kernel's ABI that handles the rights `handled` gives for it (all of
+/// them must be enforced) and, on ABI 6 and later, scopes signals and abstract UNIX sockets.
+fn handling(kernel: u32, handled: fn(ABI) -> BitFlags<AccessFs>) -> io::Result<(ABI, Ruleset)> {
     let abi = target(kernel).ok_or_else(|| {
         io::Error::other(format!(
             "Landlock ABI {MINIMUM_ABI} or later is needed (this kernel has {kernel})"
         ))
     })?;
-    let devices = DEVICES
-        .iter()
-        .map(PathBuf::from)
-        .filter(|device| device.exists());
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
-        .handle_access(AccessFs::from_write(abi))
+        .handle_access(handled(abi))
         .map_err(io::Error::other)?;
     if abi >= ABI::V6 {
         ruleset = ruleset
             .scope(Scope::from_all(abi))
             .map_err(io::Error::other)?;
     }
-    let created = ruleset
-        .create()
-        .map_err(io::Error::other)?
-        .add_rules(path_beneath_rules(
-            writable.iter().cloned().chain(devices),
-            AccessFs::from_write(abi),
-        ))
-        .map_err(io::Error::other)?;
-    Option::<OwnedFd>::from(created)
-        .ok_or_else(|| io::Error::other("the Landlock ruleset has no file descriptor"))
+    Ok((abi, ruleset))
+}
+
+/// The null-like devices every ruleset lets a command write, those that exist here.
+fn devices() -> impl Iterator<Item = PathBuf> {
+    DEVICES
+        .iter()
+        .map(PathBuf::from)
+        .filter(|device| device.exists())
 }
 
 /// The read rights of [`ruleset`] as the kernel's bits, for the rule the child adds on its
