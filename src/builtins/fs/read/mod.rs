@@ -474,27 +474,39 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn a_small_file_is_read_without_a_hand_off_and_a_large_one_on_a_blocking_thread() {
+    /// The blocking pool has one thread, held by a task until the test lets it go: a read
+    /// that waits for that thread cannot finish before the release, one that does not need it
+    /// finishes at its first poll. No race with the scheduler either way.
+    #[test]
+    fn a_small_file_is_read_without_a_hand_off_and_a_large_one_on_a_blocking_thread() {
         use futures::FutureExt;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .max_blocking_threads(1)
+            .build()
+            .unwrap();
         let dir = tempfile::tempdir().unwrap();
         let root = FsRoot::open(dir.path().to_str().unwrap()).unwrap();
         numbered_file(dir.path(), "small.txt", 100, 8);
-        // Four times the bound, so the blocking thread cannot be done before the first poll.
         let lines = usize::try_from(INLINE_BYTES * 4).unwrap() / 8;
         numbered_file(dir.path(), "large.txt", lines, 8);
         let token = CancellationToken::new();
-        // A small file is read on the calling task: its read is ready at the first poll.
-        let small = read(&root, window_of("small.txt"), token.clone())
-            .now_or_never()
-            .unwrap()
-            .unwrap();
-        let mut large = Box::pin(read(&root, window_of("large.txt"), token));
-        assert!(
-            (&mut large).now_or_never().is_none(),
-            "a large file waits for a blocking thread"
-        );
-        let large = large.await.unwrap();
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let (small, large) = runtime.block_on(async {
+            let holder = tokio::task::spawn_blocking(move || held.recv());
+            // A small file is read on the calling task while the only blocking thread is held.
+            let small = read(&root, window_of("small.txt"), token.clone())
+                .now_or_never()
+                .expect("a small file is read at the first poll")
+                .unwrap();
+            let mut large = Box::pin(read(&root, window_of("large.txt"), token));
+            assert!(
+                (&mut large).now_or_never().is_none(),
+                "a large file waits for a blocking thread"
+            );
+            release.send(()).unwrap();
+            holder.await.unwrap().unwrap();
+            (small, large.await.unwrap())
+        });
         let text = |done: Done| match done.output {
             ReadOutput::Text(read) => read,
             ReadOutput::Media(media) => panic!("{media:?}"),
