@@ -137,6 +137,24 @@ impl FreshIsolate {
         Ok(value.to_rust_string_lossy(scope))
     }
 
+    /// Requests termination and makes the engine check for it at its next call (tests only).
+    #[cfg(test)]
+    pub(crate) fn request_termination(&mut self) {
+        self.handle().terminate_execution();
+        if let Some(context) = self.engine_context() {
+            // SAFETY: the isolate is alive for the whole call.
+            unsafe { context.trigger() };
+        }
+    }
+
+    /// Runs the queued microtasks, then lets scripts run again (tests only).
+    #[cfg(test)]
+    pub(crate) fn drain_then_resume(&mut self) {
+        let isolate = self.runtime.v8_isolate();
+        isolate.perform_microtask_checkpoint();
+        isolate.cancel_terminate_execution();
+    }
+
     /// The context programs run in, for forcing the engine's next termination check.
     pub(crate) fn engine_context(&mut self) -> Option<EngineContext> {
         EngineContext::of_main(&mut self.runtime)

@@ -3,8 +3,9 @@
 //! One termination request is not enough: deno_core cancels the engine's terminating state
 //! once the uncatchable exception reaches it, and QuickJS checks for termination only at
 //! back-edges and calls, never between the jobs of its microtask drain nor inside a built-in
-//! (`sort`, `fill`, `JSON.stringify`). A program that keeps re-queueing microtasks, or loops
-//! over slow built-ins, runs on after the first request. So a stopped run gets a terminator
+//! (`sort`, `fill`, `JSON.stringify`). A program that loops over slow built-ins runs on after
+//! the first request (a microtask flood does not: the first job the request ends ends the
+//! drain and drops the queue, v8x patch 0015). So a stopped run gets a terminator
 //! thread that re-requests termination, each time also zeroing the engine's countdown to its
 //! next check (`interrupt`), until the isolate thread reports it has left JavaScript: a loop
 //! of built-ins ends once the built-in in progress returns. If that takes longer than

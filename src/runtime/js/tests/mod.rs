@@ -8,3 +8,4 @@ mod pool;
 mod support;
 mod surface;
 mod teardowns;
+mod termination;

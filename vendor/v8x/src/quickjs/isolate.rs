@@ -1318,10 +1318,16 @@ fn drain_jobs(rt: *mut JSRuntime) {
       if r == 0 {
         break;
       }
-      if r < 0 {
-        if !pctx.is_null() {
-          let exc = JS_GetException(pctx);
-          JS_FreeValue(pctx, exc);
+      if r < 0 && !pctx.is_null() {
+        let exc = JS_GetException(pctx);
+        let terminated = JS_IsUncatchableError(exc);
+        JS_FreeValue(pctx, exc);
+        // Execution was terminated inside a job: like V8, end the checkpoint and drop
+        // the queue. Draining on would let a job that re-queues itself outlive every
+        // termination request, each one ending just one job.
+        if terminated {
+          JS_FreePendingJobs(rt);
+          break;
         }
       }
     }

@@ -335,6 +335,9 @@ unsafe extern "C" {
     rt: *mut JSRuntime,
     pctx: *mut *mut JSContext,
   ) -> c_int;
+  // Frees every pending job without running it.
+  pub fn JS_FreePendingJobs(rt: *mut JSRuntime);
+  pub fn JS_IsUncatchableError(val: JSValue) -> bool;
 
   // Installs a callback QuickJS polls at safe points (loop back-edges, calls)
   // while JS executes; returning non-zero raises an *uncatchable* "interrupted"

@@ -2829,6 +2829,23 @@ void JS_SetRuntimeInfo(JSRuntime *rt, const char *s)
         rt->rt_info = s;
 }
 
+/* Frees every pending job without running it: what an embedder does when
+   execution is terminated during a drain (V8 empties its microtask queue then). */
+void JS_FreePendingJobs(JSRuntime *rt)
+{
+    struct list_head *el, *el1;
+    int i;
+
+    list_for_each_safe(el, el1, &rt->job_list) {
+        JSJobEntry *e = list_entry(el, JSJobEntry, link);
+        for(i = 0; i < e->argc; i++)
+            JS_FreeValueRT(rt, e->argv[i]);
+        JS_FreeValueRT(rt, e->context);
+        js_free_rt(rt, e);
+    }
+    init_list_head(&rt->job_list);
+}
+
 void JS_FreeRuntime(JSRuntime *rt)
 {
     struct list_head *el, *el1;
@@ -2839,14 +2856,7 @@ void JS_FreeRuntime(JSRuntime *rt)
     JS_FreeValueRT(rt, rt->current_exception);
     JS_ClearKeptObjects(rt);
 
-    list_for_each_safe(el, el1, &rt->job_list) {
-        JSJobEntry *e = list_entry(el, JSJobEntry, link);
-        for(i = 0; i < e->argc; i++)
-            JS_FreeValueRT(rt, e->argv[i]);
-        JS_FreeValueRT(rt, e->context);
-        js_free_rt(rt, e);
-    }
-    init_list_head(&rt->job_list);
+    JS_FreePendingJobs(rt);
 
     /* No collection first: gc_free_remaining() frees every object, garbage or
        not, so a full collection before it (its decref and scan passes) would
