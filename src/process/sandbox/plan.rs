@@ -53,6 +53,9 @@ pub struct Sandbox {
     egress: Option<NetworkPolicy>,
     /// Canonical files inside a writable root kept read-only by the view.
     protected: Vec<PathBuf>,
+    /// The confined process forks the processes of several runs, which share its IPC
+    /// namespace ([`for_fork_server`](Self::for_fork_server)).
+    runs_share_ipc: bool,
 }
 
 impl Sandbox {
@@ -72,6 +75,7 @@ impl Sandbox {
             workspace: None,
             egress: None,
             protected: Vec::new(),
+            runs_share_ipc: false,
         }
     }
 
@@ -98,6 +102,7 @@ impl Sandbox {
             workspace: family.workspace.map(Path::to_path_buf),
             egress: policy.egress.clone(),
             protected: Vec::new(),
+            runs_share_ipc: false,
         };
         let mut missing = Vec::new();
         if support.landlock_abi < MINIMUM_ABI {
@@ -315,8 +320,19 @@ impl Sandbox {
             network_off: !self.network,
             allow_unix: !self.allow_unix_sockets.is_empty(),
             fallback: !self.namespaces,
+            runs_share_ipc: self.runs_share_ipc,
         })?);
         Confinement::new(ruleset, namespace, seccomp, proc_read, joined)
+    }
+
+    /// The same sandbox for a process that forks the processes of several runs (a Python
+    /// fork server): its children share its IPC namespace, so IPC objects, which outlive
+    /// their maker, are refused to all of them.
+    pub fn for_fork_server(&self) -> Sandbox {
+        Sandbox {
+            runs_share_ipc: true,
+            ..self.clone()
+        }
     }
 
     /// The Landlock layer a process forked from one confined by [`confine`](Self::confine)

@@ -40,7 +40,7 @@ impl ForkServer {
         max_heap_mb: u64,
         sandbox: &Sandbox,
     ) -> io::Result<ForkServer> {
-        let started = spawn::start(interpreter, max_heap_mb, sandbox, true)?;
+        let started = spawn::start(interpreter, max_heap_mb, &sandbox.for_fork_server(), true)?;
         let Channel::Control(socket) = started.channel else {
             return Err(io::Error::other(
                 "the fork server started without its socket",

@@ -31,6 +31,10 @@ pub struct FilterRules {
     pub allow_unix: bool,
     /// No user namespaces: no view, no IPC or UTS namespace, so the filter stands in.
     pub fallback: bool,
+    /// The IPC namespace is shared by processes of different runs (a Python fork server's
+    /// children): SysV IPC and POSIX message queues are refused, as in the fallback, so no
+    /// run finds what another made (a segment outlives its maker).
+    pub runs_share_ipc: bool,
 }
 
 impl FilterRules {
@@ -39,13 +43,14 @@ impl FilterRules {
         usize::from(self.network_off)
             | usize::from(self.allow_unix) << 1
             | usize::from(self.fallback) << 2
+            | usize::from(self.runs_share_ipc) << 3
     }
 }
 
 /// The compiled program for `rules` (shared by every spawn with the same rules).
 pub fn filter(rules: &FilterRules) -> io::Result<Arc<BpfProgram>> {
     type Compiled = OnceLock<Result<Arc<BpfProgram>, String>>;
-    static PROGRAMS: [Compiled; 8] = [const { OnceLock::new() }; 8];
+    static PROGRAMS: [Compiled; 16] = [const { OnceLock::new() }; 16];
     PROGRAMS[rules.index()]
         .get_or_init(|| compile(rules).map(Arc::new).map_err(|e| e.to_string()))
         .clone()

@@ -118,7 +118,8 @@ pub const HOST_SETTINGS: [i64; 8] = [
     libc::SYS_acct,
 ];
 
-/// SysV IPC and POSIX message queues: per IPC namespace, so the host's in the fallback.
+/// SysV IPC and POSIX message queues: per IPC namespace, so the host's in the fallback and
+/// every run's in a fork server's.
 pub const SYSV_IPC: [i64; 14] = [
     libc::SYS_shmget,
     libc::SYS_shmat,
@@ -203,8 +204,13 @@ pub fn table(rules: &FilterRules) -> Table {
         refuse(&mut table, syscall, devices.to_vec());
     }
     refuse(&mut table, libc::SYS_socket, sockets(rules));
+    if rules.fallback || rules.runs_share_ipc {
+        for syscall in SYSV_IPC {
+            refuse(&mut table, syscall, Vec::new());
+        }
+    }
     if rules.fallback {
-        for syscall in SYSV_IPC.into_iter().chain(HOST_NAME) {
+        for syscall in HOST_NAME {
             refuse(&mut table, syscall, Vec::new());
         }
         // A set-id bit set by chmod, or given to a file as it is created (the mode only

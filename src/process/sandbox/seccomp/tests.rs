@@ -10,10 +10,11 @@ const ENOSYS: u32 = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
 
 /// Every combination of the rules.
 fn all_rules() -> impl Iterator<Item = FilterRules> {
-    (0..8).map(|bits| FilterRules {
+    (0..16).map(|bits| FilterRules {
         network_off: bits & 1 != 0,
         allow_unix: bits & 2 != 0,
         fallback: bits & 4 != 0,
+        runs_share_ipc: bits & 8 != 0,
     })
 }
 
@@ -21,6 +22,7 @@ const NAMESPACE: FilterRules = FilterRules {
     network_off: true,
     allow_unix: false,
     fallback: false,
+    runs_share_ipc: false,
 };
 const FALLBACK: FilterRules = FilterRules {
     fallback: true,
@@ -59,12 +61,12 @@ fn every_combination_compiles_once_and_is_cached() {
             .map(FilterRules::index)
             .collect::<std::collections::BTreeSet<_>>()
             .len(),
-        8
+        16
     );
 }
 
 #[test]
-fn the_table_lists_the_shared_groups_in_both_modes_and_the_ipc_ones_only_in_the_fallback() {
+fn the_table_lists_the_shared_groups_in_both_modes_and_the_ipc_ones_where_runs_share_them() {
     for rules in all_rules() {
         let refused = table::table(&rules);
         for syscall in KEYRINGS
@@ -79,11 +81,15 @@ fn the_table_lists_the_shared_groups_in_both_modes_and_the_ipc_ones_only_in_the_
                 "{syscall} in {rules:?}"
             );
         }
-        for syscall in SYSV_IPC.iter().chain(&HOST_NAME) {
-            let expected = rules.fallback.then(Vec::new);
+        let ipc_shared = rules.fallback || rules.runs_share_ipc;
+        for (syscall, refused_here) in SYSV_IPC
+            .iter()
+            .map(|call| (call, ipc_shared))
+            .chain(HOST_NAME.iter().map(|call| (call, rules.fallback)))
+        {
             assert_eq!(
                 refused.get(syscall).cloned(),
-                expected,
+                refused_here.then(Vec::new),
                 "{syscall} in {rules:?}"
             );
         }
@@ -203,6 +209,24 @@ fn set_id_bits_are_refused_in_the_fallback_only() {
     assert_eq!(verdict(&NAMESPACE, libc::SYS_openat2, &[]), ALLOW);
     assert_eq!(verdict(&FALLBACK, libc::SYS_shmget, &[]), EPERM);
     assert_eq!(verdict(&NAMESPACE, libc::SYS_shmget, &[]), ALLOW);
+}
+
+#[test]
+fn a_fork_servers_children_get_no_ipc_objects_and_keep_the_rest_of_namespace_mode() {
+    let forking = FilterRules {
+        runs_share_ipc: true,
+        ..NAMESPACE
+    };
+    for syscall in SYSV_IPC {
+        assert_eq!(verdict(&forking, syscall, &[]), EPERM, "{syscall}");
+        assert_eq!(verdict(&NAMESPACE, syscall, &[]), ALLOW, "{syscall}");
+    }
+    // What only the fallback refuses stays allowed: the host name is the namespace's own.
+    assert_eq!(verdict(&forking, libc::SYS_sethostname, &[]), ALLOW);
+    assert_eq!(
+        table::table(&forking).len(),
+        table::table(&NAMESPACE).len() + SYSV_IPC.len()
+    );
 }
 
 #[test]

@@ -300,3 +300,35 @@ fn a_failing_run_leaves_the_server_serving() {
     hostile::still_serving(&mut host, "print('fine')\nreturn 'still serving'");
     assert_eq!(host.finish(), 0);
 }
+
+/// Makes one object of each IPC family that outlives its maker (a SysV shared memory
+/// segment, message queue and semaphore set, a POSIX message queue), or looks for them.
+const IPC_OBJECTS: &str = r#"import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+flags = 0o1600 if MAKE else 0  # IPC_CREAT | 0600
+def outcome(result):
+    return "present" if result >= 0 else os.strerror(ctypes.get_errno())
+libc.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p]
+return {
+    "sharedMemory": outcome(libc.shmget(0x5D5101, 4096, flags)),
+    "messageQueue": outcome(libc.msgget(0x5D5102, flags)),
+    "semaphores": outcome(libc.semget(0x5D5103, 1, flags)),
+    "posixQueue": outcome(libc.mq_open(b"/dsh-leak", (os.O_CREAT | os.O_RDWR) if MAKE else os.O_RDWR, 0o600, None)),
+}"#;
+
+/// The children of one fork server share its IPC namespace, and an IPC object outlives the
+/// run that made it: the filter refuses them (a run that made one left it to the next).
+#[test]
+fn ipc_objects_a_sandboxed_run_leaves_are_not_there_for_the_next() {
+    let mut sandboxed = Sandboxed::start(json!({ "sandbox": {} }), &[], false);
+    let made = sandboxed.python(&IPC_OBJECTS.replace("MAKE", "True"));
+    let found = sandboxed.python(&IPC_OBJECTS.replace("MAKE", "False"));
+    for family in ["sharedMemory", "messageQueue", "semaphores", "posixQueue"] {
+        let left = &made["value"]["result"][family];
+        let seen = &found["value"]["result"][family];
+        assert_ne!(
+            seen, "present",
+            "{family}: made {left}, then found by the next run"
+        );
+    }
+}
