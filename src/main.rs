@@ -43,6 +43,11 @@ struct Common {
     /// `builtins.web = {}` in the config).
     #[arg(long, global = true, value_delimiter = ',')]
     builtins: Vec<String>,
+    /// How MCP servers' elicitations are answered when no one is asked (`run` off a
+    /// terminal, `mcp` for a client without the capability): `defaults` accepts a form
+    /// with its schema's defaults, `decline` declines (also on a terminal).
+    #[arg(long, global = true, value_name = "POLICY")]
+    elicit: Option<cli::ElicitPolicy>,
     /// Log level for stderr (overridden by RUST_LOG).
     #[arg(long, global = true, default_value = "warn")]
     log_level: String,
@@ -187,6 +192,7 @@ fn run() -> anyhow::Result<()> {
     }
     let base_config = layers.merged();
     let parsed = layers.parse()?;
+    let elicit = cli.common.elicit;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_stack_size(WORKER_STACK_BYTES)
@@ -224,7 +230,7 @@ fn run() -> anyhow::Result<()> {
                 _ => {}
             }
             let code = on_worker(&runtime, async move {
-                cli::run_program(&file, &parsed, cli::on_terminate()).await
+                cli::run_program(&file, &parsed, elicit, cli::on_terminate()).await
             })??;
             runtime.shutdown_background();
             exit(code);
@@ -271,7 +277,7 @@ fn run() -> anyhow::Result<()> {
                 })
                 .transpose()?;
             let served = on_worker(&runtime, async move {
-                cli::serve_mcp(&parsed, mode, over_http, cli::on_terminate()).await
+                cli::serve_mcp(&parsed, mode, over_http, elicit, cli::on_terminate()).await
             })
             .and_then(|served| served);
             runtime.shutdown_background();

@@ -53,6 +53,11 @@ executeTools: boolean,
  */
 approval: boolean, 
 /**
+ * The client answers `client/elicit` (ingested MCP servers' elicitations) in these
+ * modes; absent, the host declares no elicitation to the servers and declines theirs.
+ */
+elicitation?: ElicitationCapability, 
+/**
  * The client answers `hooks/*` for its subscriptions.
  */
 hooks: boolean, 
@@ -1566,6 +1571,61 @@ agentOnly?: boolean,
 rule?: string, };
 
 export type ApprovalOutcome = "allowed-once" | "allowed-for-session" | "allowed-always" | "rejected" | "cancelled";
+
+export type ElicitParams = { 
+/**
+ * The `mcpServers` name of the server that asks.
+ */
+server: string, 
+/**
+ * The call it asks during (its most recent call in flight); absent when none was.
+ */
+execution?: ExecutionView, 
+/**
+ * `form`: fill in `requestedSchema`; `url`: open `url`.
+ */
+mode: ElicitMode, 
+/**
+ * What the server tells the user.
+ */
+message: string, 
+/**
+ * Form mode: a flat object schema of primitive fields (with their `default`s), as the
+ * server sent it.
+ */
+requestedSchema?: JsonValue, 
+/**
+ * URL mode: the page to open.
+ */
+url?: string, 
+/**
+ * URL mode: the server's id of this elicitation.
+ */
+elicitationId?: string, };
+
+export type ElicitMode = "form" | "url";
+
+export type ElicitResult = { 
+/**
+ * The user's answer.
+ */
+action: ElicitAction, 
+/**
+ * With `accept` in form mode: the form's values.
+ */
+content?: JsonValue, };
+
+export type ElicitAction = "accept" | "decline" | "cancel";
+
+export type ElicitationCapability = { 
+/**
+ * Forms (`requestedSchema`).
+ */
+form?: { [key in string]?: JsonValue }, 
+/**
+ * Pages to open (`url`).
+ */
+url?: { [key in string]?: JsonValue }, };
 
 export type PermissionVerdict = "allow" | "ask" | "deny";
 

@@ -1,4 +1,5 @@
-//! Host → client requests: tool execution, classification, rendering, approval, hooks.
+//! Host → client requests: tool execution, classification, rendering, approval,
+//! elicitation, hooks.
 
 use crate::{
     AgentId, CodeDispatchNotification, ContentBlock, ContextMessage, ExecutionView, JsonValue,
@@ -130,6 +131,69 @@ pub enum ApprovalOutcome {
     Rejected,
     /// The dialog was dismissed.
     Cancelled,
+}
+
+/// `client/elicit` params: an ingested MCP server's `elicitation/create`, put to the user.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ElicitParams {
+    /// The `mcpServers` name of the server that asks.
+    pub server: String,
+    /// The call it asks during (its most recent call in flight); absent when none was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub execution: Option<ExecutionView>,
+    /// `form`: fill in `requestedSchema`; `url`: open `url`.
+    pub mode: ElicitMode,
+    /// What the server tells the user.
+    pub message: String,
+    /// Form mode: a flat object schema of primitive fields (with their `default`s), as the
+    /// server sent it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub requested_schema: Option<JsonValue>,
+    /// URL mode: the page to open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub url: Option<String>,
+    /// URL mode: the server's id of this elicitation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub elicitation_id: Option<String>,
+}
+
+/// How the server wants the user's input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum ElicitMode {
+    /// A form the client renders.
+    Form,
+    /// A page the user opens (credentials, payment, OAuth with a third party).
+    Url,
+}
+
+/// `client/elicit` result, passed to the server as its `elicitation/create` result.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields)]
+pub struct ElicitResult {
+    /// The user's answer.
+    pub action: ElicitAction,
+    /// With `accept` in form mode: the form's values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub content: Option<JsonValue>,
+}
+
+/// The user's answer to an elicitation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum ElicitAction {
+    /// Submitted (form) or agreed to open the page (URL).
+    Accept,
+    /// Explicitly refused.
+    Decline,
+    /// Dismissed without a choice.
+    Cancel,
 }
 
 /// `hooks/subscribe` params.

@@ -45,6 +45,11 @@ pub struct ClientCapabilities {
     /// The client answers `client/approve`.
     #[serde(default)]
     pub approval: bool,
+    /// The client answers `client/elicit` (ingested MCP servers' elicitations) in these
+    /// modes; absent, the host declares no elicitation to the servers and declines theirs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub elicitation: Option<ElicitationCapability>,
     /// The client answers `hooks/*` for its subscriptions.
     #[serde(default)]
     pub hooks: bool,
@@ -59,6 +64,39 @@ pub struct ClientCapabilities {
     #[ts(optional)]
     pub result_format: Option<crate::ProviderFormat>,
 }
+
+/// The elicitation modes a client answers (`{}` is form mode alone, as in MCP).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields)]
+pub struct ElicitationCapability {
+    /// Forms (`requestedSchema`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "{ [key in string]?: JsonValue }")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub form: Option<Present>,
+    /// Pages to open (`url`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "{ [key in string]?: JsonValue }")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub url: Option<Present>,
+}
+
+impl ElicitationCapability {
+    /// Whether forms are answered (also when neither mode is named).
+    pub fn answers_forms(&self) -> bool {
+        self.form.is_some() || self.url.is_none()
+    }
+
+    /// Whether URLs are answered.
+    pub fn answers_urls(&self) -> bool {
+        self.url.is_some()
+    }
+}
+
+/// An empty object that marks a mode as supported (its keys, reserved for settings, are
+/// ignored).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Present {}
 
 /// What a client is sent of Code Mode sub-calls: a front end that does not render them
 /// need not pay to parse them.

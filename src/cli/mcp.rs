@@ -4,11 +4,12 @@
 
 use dsh_tools::frontends::mcp::gate::{Gate, TokenSource};
 use dsh_tools::frontends::mcp::http::{self, HttpOptions};
-use dsh_tools::frontends::mcp::{McpFront, serve};
+use dsh_tools::frontends::mcp::{ForwardingElicitor, McpFront, serve};
 use dsh_tools::host::Host;
 use dsh_tools::transport::stdio;
 use dsh_tools_protocol::{HostConfig, PresentationMode};
 use std::io::Write;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -19,6 +20,7 @@ pub async fn serve_mcp(
     config: &HostConfig,
     mode: Option<PresentationMode>,
     over_http: Option<HttpOptions>,
+    elicit: Option<super::ElicitPolicy>,
     stop: CancellationToken,
 ) -> anyhow::Result<()> {
     let mode = mode.unwrap_or(config.tools.mode);
@@ -27,7 +29,9 @@ pub async fn serve_mcp(
         Some(options) => Some(http::bind(options).await?),
         None => None,
     };
-    let host = Host::assemble(config, mode).await?;
+    // Servers' elicitations go to the calling client, else to `--elicit`.
+    let elicitor = Arc::new(ForwardingElicitor::new(super::elicit::fallback(elicit)));
+    let host = Host::assemble_eliciting(config, mode, Some(elicitor.clone())).await?;
     if mode != PresentationMode::Native
         && let Err(e) = host.code.prewarm().await
     {
@@ -35,7 +39,8 @@ pub async fn serve_mcp(
     }
     let front = McpFront::new(host.runtime.clone(), mode, host.metrics_table())
         .with_language(config.code_runtime.language)
-        .forwarding_exits(&host.exec);
+        .forwarding_exits(&host.exec)
+        .forwarding_elicitation(&elicitor);
     let served = match (over_http, listening) {
         (Some(options), Some(listening)) => {
             // The one line a launcher reads to find the server (and, when generated, its

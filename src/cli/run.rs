@@ -16,15 +16,18 @@ use std::sync::Arc;
 
 /// Runs the program in `path`; returns the process exit code (0 success, 1 failure or a
 /// configured MCP server that failed to start, 143 when a termination signal aborted it).
-/// Ingested MCP servers are reaped before returning.
+/// Ingested MCP servers are reaped before returning; their elicitations are answered as
+/// `elicit` says (see [`super::elicit::for_run`]).
 pub async fn run_program(
     path: &Path,
     config: &HostConfig,
+    elicit: Option<super::ElicitPolicy>,
     stop: tokio_util::sync::CancellationToken,
 ) -> anyhow::Result<i32> {
     let code = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the program {}", path.display()))?;
-    let host = Host::assemble(config, PresentationMode::Code).await?;
+    let elicitor = Some(super::elicit::for_run(elicit));
+    let host = Host::assemble_eliciting(config, PresentationMode::Code, elicitor).await?;
     let failed = failed_servers(&host);
     if !failed.is_empty() {
         // The program would run without those tools: say why instead, and fail.

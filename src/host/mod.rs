@@ -8,6 +8,7 @@ use crate::builtins::bash::session::ExecSessions;
 use crate::builtins::{self, BuiltinsError};
 use crate::code_mode::CodeMode;
 use crate::mcp::McpHost;
+use crate::mcp::elicitation::Elicitor;
 use crate::pipeline::ToolRuntime;
 use crate::pipeline::wrappers::{Metrics, ToolMetrics};
 use crate::policy::{Book, BookError, PolicySet};
@@ -67,9 +68,22 @@ impl Host {
     /// A host with `config` applied, presenting `mode` whatever `tools.mode` says, once its
     /// MCP servers' first listing has settled (the local commands: `run`, `sdk`, `mcp`).
     pub async fn assemble(config: &HostConfig, mode: PresentationMode) -> Result<Host, HostError> {
+        Host::assemble_eliciting(config, mode, None).await
+    }
+
+    /// [`assemble`](Self::assemble) with `elicitor` answering the MCP servers' elicitations
+    /// (set before they start: their `initialize` declares what it answers).
+    pub async fn assemble_eliciting(
+        config: &HostConfig,
+        mode: PresentationMode,
+        elicitor: Option<Arc<dyn Elicitor>>,
+    ) -> Result<Host, HostError> {
         let mut config = config.clone();
         config.tools.mode = mode;
         let host = Host::new(&config);
+        if let Some(elicitor) = elicitor {
+            host.mcp.set_elicitor(elicitor);
+        }
         host.configure(&config)?;
         host.mcp.ready().await;
         Ok(host)

@@ -38,7 +38,11 @@ pub struct McpToolBody {
 impl ToolBody for McpToolBody {
     fn call(&self, ctx: ToolRunContext) -> BoxFuture<'static, Result<BodyOutput, ToolError>> {
         let (link, tool, shape) = (self.link.clone(), self.tool.clone(), self.shape);
-        Box::pin(async move { call(&link, &tool, shape, &ctx).await })
+        Box::pin(async move {
+            // Elicitations during the call are attributed to it; host declines noted on it.
+            let in_flight = link.asking.open(&ctx);
+            in_flight.noted(call(&link, &tool, shape, &ctx).await)
+        })
     }
 }
 

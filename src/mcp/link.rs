@@ -22,6 +22,8 @@ pub struct Link {
     pub name: Arc<str>,
     /// Its calls that asked for progress, by token.
     pub progress: Arc<super::progress::ProgressRoutes>,
+    /// Its calls in flight and who answers its elicitations.
+    pub asking: Arc<super::elicitation::Asking>,
     live: RwLock<Option<Live>>,
     lost_because: Mutex<Option<String>>,
     secrets: RwLock<Vec<String>>,
@@ -43,6 +45,7 @@ impl Link {
         Arc::new(Link {
             name: Arc::from(name),
             progress: Arc::default(),
+            asking: Arc::new(super::elicitation::Asking::new(Arc::from(name))),
             live: RwLock::new(None),
             lost_because: Mutex::new(None),
             secrets: RwLock::new(Vec::new()),

@@ -24,6 +24,9 @@
 //! - **Protocol versions** ([`versions`]): `initialize` offers `2025-11-25`, the newest
 //!   revision with a handshake; any revision rmcp speaks is accepted in the answer, another
 //!   fails the handshake naming both.
+//! - **Elicitation** ([`elicitation`]): a server's `elicitation/create` goes to the host's
+//!   elicitor (set with [`McpHost::set_elicitor`] before the servers start, since
+//!   `initialize` declares its modes); a decline the host makes itself is noted on the call.
 //! - **Deadlines**: a server's `timeoutMs` becomes each of its tools' `timeoutMs` (made real
 //!   by `pipeline.timeout`, which aborts the call); its startup (handshake and listing) gets
 //!   `timeoutMs` but at least 10 s, or 30 s when unset.
@@ -48,6 +51,7 @@ mod call;
 mod catalog;
 mod client;
 mod definition;
+pub mod elicitation;
 mod envelope;
 mod link;
 mod names;
@@ -87,6 +91,7 @@ pub struct McpHost {
     servers: Mutex<Vec<Server>>,
     stop: CancellationToken,
     changed: Arc<watch::Sender<u64>>,
+    elicitor: Mutex<Option<Arc<dyn elicitation::Elicitor>>>,
 }
 
 impl Default for McpHost {
@@ -95,6 +100,7 @@ impl Default for McpHost {
             servers: Mutex::new(Vec::new()),
             stop: CancellationToken::new(),
             changed: Arc::new(watch::Sender::new(0)),
+            elicitor: Mutex::new(None),
         }
     }
 }
@@ -103,6 +109,12 @@ impl McpHost {
     /// A host with no servers yet.
     pub fn new() -> Self {
         McpHost::default()
+    }
+
+    /// Who answers the servers' elicitations (without one they are declined, saying no
+    /// front end answers them); effective for servers started after this call.
+    pub fn set_elicitor(&self, elicitor: Arc<dyn elicitation::Elicitor>) {
+        *self.elicitor.lock() = Some(elicitor);
     }
 
     /// Starts one supervisor per enabled server (in the current tokio runtime); their tools
@@ -136,6 +148,9 @@ impl McpHost {
                 None => McpTransport::Stdio,
             };
             let link = Link::new(name, transport, state, self.changed.clone());
+            if let Some(elicitor) = self.elicitor.lock().clone() {
+                link.asking.set_elicitor(elicitor);
+            }
             let (settled_tx, settled) = watch::channel(!config.enabled);
             let task = config.enabled.then(|| {
                 let supervisor = Supervisor {

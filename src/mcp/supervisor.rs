@@ -258,7 +258,7 @@ impl Supervisor {
         remote: &Remote,
         catalog: &mut Catalog,
     ) -> Result<Connection, Ended> {
-        let (events, list_changed) = ClientEvents::new();
+        let (events, list_changed) = ClientEvents::new(self.link.asking.clone());
         match self
             .start(handshake(events, remote.transport(), &self.link.progress))
             .await
@@ -287,7 +287,7 @@ impl Supervisor {
         let spawned =
             process::spawn(&self.link, &self.config, &self.sandbox).map_err(Ended::Failed)?;
         let mut process = spawned.process;
-        let (events, list_changed) = ClientEvents::new();
+        let (events, list_changed) = ClientEvents::new(self.link.asking.clone());
         let (stdout, watch) = BoundedStdout::new(spawned.stdout, &self.link);
         // `BoundedStdout` passes on no line longer than this (a dropped line's beginning
         // ends with a newline of its own).

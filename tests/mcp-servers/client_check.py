@@ -8,10 +8,12 @@ the listed resources' URIs and the text of each read one, and with "relist" how 
 list_changed notifications arrived and the tools listed after them. A call with
 "progress": true passes a progress_callback (so its request carries a progressToken) and
 reports every callback as [progress, total, message]; "progressNotifications" counts every
-notifications/progress the session saw.
+notifications/progress the session saw. With "elicit": {"action": ..., "content": ...} the
+client declares elicitation (form and URL) and answers every elicitation/create with it;
+"elicitations" then lists each request's params.
 
 Usage: client_check.py '{"command": ..., "args": [...], "calls": [{"name": ..., "arguments": {...}, "progress": true}],
-                         "resources": ["<uri>", ...], "relist": true}'
+                         "resources": ["<uri>", ...], "relist": true, "elicit": {"action": "accept", ...}}'
 """
 
 import asyncio
@@ -20,6 +22,7 @@ import json
 import anyio
 import sys
 
+import mcp_types as types
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
@@ -47,8 +50,15 @@ async def main(spec):
         if getattr(message, "method", None) == "notifications/progress":
             progressed.append(message.method)
 
+    elicitations = []
+
+    async def on_elicit(context, params):
+        elicitations.append(params.model_dump(mode="json", by_alias=True, exclude_none=True))
+        return types.ElicitResult(**spec["elicit"])
+
+    answering = {"elicitation_callback": on_elicit} if "elicit" in spec else {}
     async with stdio_client(server) as (read, write):
-        async with ClientSession(read, write, message_handler=on_message) as session:
+        async with ClientSession(read, write, message_handler=on_message, **answering) as session:
             init = await session.initialize()
             listed = await session.list_tools()
             report = {
@@ -98,6 +108,8 @@ async def main(spec):
     for _ in range(100):
         await anyio.sleep(0)
     report["progressNotifications"] = len(progressed)
+    if "elicit" in spec:
+        report["elicitations"] = elicitations
     print(json.dumps(report))
 
 

@@ -6,10 +6,12 @@
 //! the resource [`METRICS_URI`], so an MCP client can read them too. Over Streamable HTTP
 //! ([`http`]) every MCP session is a front of its own in an agent scope of its own. A call
 //! whose request carries `_meta.progressToken` has its live output and progress sent as
-//! `notifications/progress` ([`progress`]).
+//! `notifications/progress` ([`progress`]). An ingested server's elicitation during a call
+//! goes to the calling scope's client ([`ForwardingElicitor`]).
 
 mod admission;
 mod approvals;
+mod elicit;
 mod exits;
 pub mod gate;
 pub mod http;
@@ -24,6 +26,7 @@ use crate::pipeline::ToolRuntime;
 use crate::pipeline::wrappers::Metrics;
 use crate::tool::{AgentId, Signal, ToolDefinition, ToolExecutionInput};
 use dsh_tools_protocol::{CodeLanguage, PresentationMode};
+pub use elicit::ForwardingElicitor;
 use exits::ExitForwarder;
 use progress::ProgressForwarder;
 use rmcp::model::{
@@ -103,6 +106,13 @@ impl McpFront {
                 exits.disconnect(&Some(scope.clone()));
             }
         }));
+        self
+    }
+
+    /// The same front, passing ingested servers' elicitations to its clients through
+    /// `elicitor` (the one the host's MCP servers were started with).
+    pub fn forwarding_elicitation(self, elicitor: &ForwardingElicitor) -> Self {
+        elicitor.connect(self.exits.clone());
         self
     }
 

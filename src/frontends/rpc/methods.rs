@@ -2,6 +2,7 @@
 //! runs, declared together in [`router`].
 
 use super::batch::Batch;
+use super::elicit::ClientElicitor;
 use super::errors::{invalid_params, rpc_error};
 use super::hooks::{ClientApprover, ClientHook};
 use super::progress::ProgressNotifier;
@@ -10,6 +11,7 @@ use super::router::{Dispatch, Router};
 use super::session::{Client, RequestSignal, Session};
 use super::{client_tool, convert, params, permissions, shapes};
 use crate::config;
+use crate::mcp::elicitation::Nobody;
 use crate::pipeline::wrappers::ToolMetrics;
 use crate::process::sandbox;
 use crate::registry::Restriction;
@@ -165,6 +167,14 @@ async fn initialize(
         config::parse(merged).map_err(|e| invalid_params(format!("invalid params: {e}")))?;
     config.permissions.origins = origins;
     let host = &session.host;
+    // Before the MCP servers start: their `initialize` declares what is answered.
+    host.mcp
+        .set_elicitor(match params.capabilities.elicitation {
+            Some(capability) => Arc::new(ClientElicitor::new(session.peer.clone(), capability)),
+            None => Arc::new(Nobody(
+                "the client did not declare the elicitation capability in initialize".to_owned(),
+            )),
+        });
     host.configure(&config)
         .map_err(|e| invalid_params(format!("invalid params: {e}")))?;
     if params.capabilities.approval {

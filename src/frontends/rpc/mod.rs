@@ -6,6 +6,7 @@ mod backpressure;
 mod batch;
 mod client_tool;
 mod convert;
+mod elicit;
 mod errors;
 mod hooks;
 mod lifecycle;

@@ -1,5 +1,6 @@
 //! Integration tests of `mcp`.
 
+mod elicitation;
 mod fixture;
 mod http;
 mod http_limits;
