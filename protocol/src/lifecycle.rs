@@ -45,6 +45,10 @@ pub struct ClientCapabilities {
     /// The client answers `client/approve`.
     #[serde(default)]
     pub approval: bool,
+    /// The client answers `client/openUrl`: it shows a URL to its user (a remote MCP
+    /// server's OAuth authorization page) to open in a browser.
+    #[serde(default)]
+    pub open_url: bool,
     /// The client answers `hooks/*` for its subscriptions.
     #[serde(default)]
     pub hooks: bool,

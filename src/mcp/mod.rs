@@ -43,6 +43,8 @@
 //!   enforces by dropping the line silently) fails the call it answers at once, naming its
 //!   size (`stdout`); a server whose stdout ends is treated as exited even if its process
 //!   runs on: killed, reaped and restarted, `lastError` saying why.
+//! - **OAuth** ([`oauth`]): a remote server configured without a token that answers 401 is
+//!   authorized with the authorization code flow; its tokens are kept for later runs.
 
 mod call;
 mod catalog;
@@ -51,6 +53,7 @@ mod definition;
 mod envelope;
 mod link;
 mod names;
+pub mod oauth;
 mod process;
 mod progress;
 mod remote;
@@ -87,6 +90,7 @@ pub struct McpHost {
     servers: Mutex<Vec<Server>>,
     stop: CancellationToken,
     changed: Arc<watch::Sender<u64>>,
+    browser: Arc<oauth::Browser>,
 }
 
 impl Default for McpHost {
@@ -95,6 +99,7 @@ impl Default for McpHost {
             servers: Mutex::new(Vec::new()),
             stop: CancellationToken::new(),
             changed: Arc::new(watch::Sender::new(0)),
+            browser: Arc::default(),
         }
     }
 }
@@ -145,6 +150,7 @@ impl McpHost {
                     registry: registry.clone(),
                     stop: self.stop.clone(),
                     settled: settled_tx,
+                    browser: self.browser.clone(),
                 };
                 tokio::spawn(supervisor.run())
             });
@@ -154,6 +160,12 @@ impl McpHost {
                 settled,
             });
         }
+    }
+
+    /// Sends the OAuth authorization URLs of this host's servers to `opener` (a front end
+    /// that can show them) instead of printing them.
+    pub fn set_url_opener(&self, opener: Option<Arc<dyn oauth::UrlOpener>>) {
+        self.browser.set_opener(opener);
     }
 
     /// Resolves once every server's first attempt settled (running, or failed and backing

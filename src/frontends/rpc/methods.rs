@@ -165,6 +165,11 @@ async fn initialize(
         config::parse(merged).map_err(|e| invalid_params(format!("invalid params: {e}")))?;
     config.permissions.origins = origins;
     let host = &session.host;
+    if params.capabilities.open_url {
+        // Before `configure` starts the servers: their first 401 may already need it.
+        let opener = super::open_url::ClientUrlOpener(session.peer.clone());
+        host.mcp.set_url_opener(Some(Arc::new(opener)));
+    }
     host.configure(&config)
         .map_err(|e| invalid_params(format!("invalid params: {e}")))?;
     if params.capabilities.approval {
