@@ -276,9 +276,16 @@ impl Supervisor {
         remote: &Remote,
         catalog: &mut Catalog,
     ) -> Result<Connection, Ended> {
-        let Some(authorized) = self.until_stopped(remote.authorized()).await else {
+        // Saved tokens need the authorization server's metadata again: an unresponsive one
+        // costs at most the startup deadline, then the server is tried without them.
+        let saved = tokio::time::timeout(self.startup_deadline(), remote.authorized());
+        let Some(authorized) = self.until_stopped(saved).await else {
             return Err(Ended::Stopped);
         };
+        let authorized = authorized.unwrap_or_else(|_| {
+            tracing::warn!(target: "mcp", "[{}] the authorization server did not answer within the startup deadline; connecting without the saved OAuth tokens", self.link.name);
+            None
+        });
         let (mut startup, mut list_changed) = self.start_remote(remote, authorized.clone()).await;
         let mut authorized = authorized;
         if let Some(Startup::Unauthorized(challenge, _)) = &startup
