@@ -264,6 +264,7 @@ fn validate_mcp_servers(config: &HostConfig) -> Result<(), ConfigError> {
             let remote_only = [
                 ("headers", !server.headers.is_empty()),
                 ("bearerTokenEnv", server.bearer_token_env.is_some()),
+                ("oauth", server.oauth.is_some()),
             ];
             if let Some((key, _)) = remote_only.iter().find(|(_, set)| *set) {
                 return Err(ConfigError(format!(

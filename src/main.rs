@@ -65,6 +65,11 @@ enum Command {
     Run {
         /// The program: the body of an async function.
         file: PathBuf,
+        /// Complete a remote MCP server's OAuth browser step by following the
+        /// authorization URL's redirects (for authorization servers that approve without a
+        /// person) instead of printing the URL and waiting for the redirect.
+        #[arg(long)]
+        oauth_headless: bool,
     },
     /// Print the Code Mode SDK for the configured tools.
     Sdk {
@@ -217,7 +222,15 @@ fn run() -> anyhow::Result<()> {
             runtime.shutdown_background();
             exit(code);
         }
-        Command::Run { file } => {
+        Command::Run {
+            file,
+            oauth_headless,
+        } => {
+            if oauth_headless {
+                dsh_tools::mcp::oauth::set_browser_step(
+                    dsh_tools::mcp::oauth::BrowserStep::Headless,
+                );
+            }
             // The file's extension picks the language: `.py` runs as Python, `.ts` as TypeScript.
             let mut parsed = parsed;
             match file.extension().and_then(|e| e.to_str()) {

@@ -58,6 +58,11 @@ approval: boolean,
  */
 elicitation?: ElicitationCapability, 
 /**
+ * The client answers `client/openUrl`: it shows a URL to its user (a remote MCP
+ * server's OAuth authorization page) to open in a browser.
+ */
+openUrl: boolean, 
+/**
  * The client answers `hooks/*` for its subscriptions.
  */
 hooks: boolean, 
@@ -359,9 +364,35 @@ sandbox?: SandboxConfig,
  * Defer every tool of this server (descriptions out of the prompt until `search_tools`
  * loads them); `tools.alwaysLoaded` exempts names.
  */
-deferTools?: boolean, };
+deferTools?: boolean, 
+/**
+ * OAuth settings of a `url` server configured without a token: which client to be
+ * (without them the client registers itself dynamically) and which scopes to ask for.
+ */
+oauth?: McpOAuthConfig, };
 
 export type McpServerKind = "stdio" | "http" | "sse";
+
+export type McpOAuthConfig = { 
+/**
+ * A client ID registered with the authorization server beforehand (no dynamic
+ * registration then).
+ */
+clientId?: string, 
+/**
+ * Its secret, for a confidential client; `${VAR}` is expanded from the environment.
+ */
+clientSecret?: string, 
+/**
+ * The HTTPS URL of a client ID metadata document describing this client, used as its
+ * client ID where the authorization server supports such documents.
+ */
+clientMetadataUrl?: string, 
+/**
+ * Scopes to request (default: the server's `WWW-Authenticate` scope, else its
+ * protected resource metadata's `scopes_supported`).
+ */
+scopes?: Array<string>, };
 
 export type NameFilter = { 
 /**
@@ -1569,6 +1600,26 @@ agentOnly?: boolean,
  * edited the suggested one (else `suggestedRule`, else this exact call).
  */
 rule?: string, };
+
+export type OpenUrlParams = { 
+/**
+ * The URL to open.
+ */
+url: string, 
+/**
+ * Why, in words for the user.
+ */
+reason: string, 
+/**
+ * The configured MCP server it is for.
+ */
+server?: string, };
+
+export type OpenUrlResult = { 
+/**
+ * Whether the URL was shown or opened; `false` gives the authorization up at once.
+ */
+opened: boolean, };
 
 export type ApprovalOutcome = "allowed-once" | "allowed-for-session" | "allowed-always" | "rejected" | "cancelled";
 

@@ -352,3 +352,26 @@ pub enum BlockFeedback {
     /// Blocks.
     Blocks(Vec<ContentBlock>),
 }
+
+/// `client/openUrl` params: a page the user must open in a browser, such as a remote MCP
+/// server's OAuth authorization page (the host waits for its redirect on loopback).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenUrlParams {
+    /// The URL to open.
+    pub url: String,
+    /// Why, in words for the user.
+    pub reason: String,
+    /// The configured MCP server it is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub server: Option<String>,
+}
+
+/// `client/openUrl` result.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenUrlResult {
+    /// Whether the URL was shown or opened; `false` gives the authorization up at once.
+    pub opened: bool,
+}

@@ -343,6 +343,35 @@ pub struct McpServerConfig {
     /// loads them); `tools.alwaysLoaded` exempts names.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub defer_tools: bool,
+    /// OAuth settings of a `url` server configured without a token: which client to be
+    /// (without them the client registers itself dynamically) and which scopes to ask for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub oauth: Option<McpOAuthConfig>,
+}
+
+/// How the host authorizes with a remote server's authorization server.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct McpOAuthConfig {
+    /// A client ID registered with the authorization server beforehand (no dynamic
+    /// registration then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub client_id: Option<String>,
+    /// Its secret, for a confidential client; `${VAR}` is expanded from the environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub client_secret: Option<String>,
+    /// The HTTPS URL of a client ID metadata document describing this client, used as its
+    /// client ID where the authorization server supports such documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub client_metadata_url: Option<String>,
+    /// Scopes to request (default: the server's `WWW-Authenticate` scope, else its
+    /// protected resource metadata's `scopes_supported`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
 }
 
 /// An MCP server's transport as Claude Code's `.mcp.json` names it.

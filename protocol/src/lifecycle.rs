@@ -50,6 +50,10 @@ pub struct ClientCapabilities {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub elicitation: Option<ElicitationCapability>,
+    /// The client answers `client/openUrl`: it shows a URL to its user (a remote MCP
+    /// server's OAuth authorization page) to open in a browser.
+    #[serde(default)]
+    pub open_url: bool,
     /// The client answers `hooks/*` for its subscriptions.
     #[serde(default)]
     pub hooks: bool,

@@ -140,6 +140,14 @@ fn every_invalid_field_is_named() {
             "config.mcpServers.x.headers: only applies to `url` servers",
         ),
         (
+            json!({ "mcpServers": { "x": { "command": "x", "oauth": { "clientId": "c" } } } }),
+            "config.mcpServers.x.oauth: only applies to `url` servers",
+        ),
+        (
+            json!({ "mcpServers": { "x": { "url": "http://h/mcp", "oauth": { "client": "c" } } } }),
+            "config.mcpServers.x.oauth.client: unknown field `client`, expected one of `clientId`, `clientSecret`, `clientMetadataUrl`, `scopes`",
+        ),
+        (
             json!({ "mcpServers": { "x": { "url": "ftp://h/mcp" } } }),
             "config.mcpServers.x.url: must be an absolute http:// or https:// URL",
         ),

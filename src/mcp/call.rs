@@ -68,13 +68,38 @@ async fn call(
     let mut params = CallToolRequestParams::new(tool.to_string());
     params.arguments = arguments;
     // Dropping the request future (on abort or deadline) sends `notifications/cancelled`.
-    let outcome = tokio::select! {
+    let mut outcome = tokio::select! {
         biased;
         () = ctx.signal.aborted() => {
             return Err(ToolError::harness(HarnessCode::Aborted, "tool call aborted"));
         }
-        outcome = request(link, &peer, params, &ctx.progress) => outcome,
+        outcome = request(link, &peer, params.clone(), &ctx.progress) => outcome,
     };
+    // A 403 asking for more scopes (refused before the server ran the tool): authorize
+    // them, then send the call once more.
+    if let Some(challenge) = outcome.as_ref().err().and_then(scope_challenge)
+        && let Some(step_up) = link.step_up()
+    {
+        let upgraded = tokio::select! {
+            biased;
+            () = ctx.signal.aborted() => {
+                return Err(ToolError::harness(HarnessCode::Aborted, "tool call aborted"));
+            }
+            upgraded = step_up(challenge) => upgraded,
+        };
+        if let Err(e) = upgraded {
+            return Err(ToolError::new(format!(
+                "MCP server \"{server}\" needs more OAuth scopes for \"{tool}\", and authorizing them failed: {e}"
+            )));
+        }
+        outcome = tokio::select! {
+            biased;
+            () = ctx.signal.aborted() => {
+                return Err(ToolError::harness(HarnessCode::Aborted, "tool call aborted"));
+            }
+            outcome = request(link, &peer, params, &ctx.progress) => outcome,
+        };
+    }
     match outcome {
         Ok(result) => normalize(server, tool, shape, result),
         // Put in place of an over-long answer by the stdout reader, not sent by the server.
@@ -115,6 +140,12 @@ async fn call(
             "MCP server \"{server}\" failed the call to \"{tool}\": {other}"
         )))),
     }
+}
+
+/// The `WWW-Authenticate` of a 403 `insufficient_scope` that failed a call.
+fn scope_challenge(error: &ServiceError) -> Option<String> {
+    let challenge = error.auth_challenge()?;
+    super::oauth::is_insufficient_scope(challenge).then(|| challenge.to_owned())
 }
 
 /// Sends one `tools/call` and waits for its answer, the server's progress for it going to

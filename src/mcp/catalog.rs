@@ -19,31 +19,53 @@ const MAX_PAGES: usize = 1000;
 /// How much of a nameless tool's JSON a warning quotes.
 const SHOWN_CHARS: usize = 200;
 
+/// Why a listing failed, and the `WWW-Authenticate` of the 401 or 403 that made it fail
+/// (a server may let `initialize` through and ask for a token only from here on).
+pub struct ListFailure {
+    /// What went wrong, in words.
+    pub text: String,
+    /// The challenge, when the server asked for authorization.
+    pub challenge: Option<String>,
+}
+
+impl From<String> for ListFailure {
+    fn from(text: String) -> ListFailure {
+        ListFailure {
+            text,
+            challenge: None,
+        }
+    }
+}
+
 /// Lists every page of `tools/list` as raw JSON, so that one malformed tool cannot make
 /// the whole listing unreadable.
-pub async fn list_all(peer: &Peer<RoleClient>) -> Result<Vec<Value>, String> {
+pub async fn list_all(peer: &Peer<RoleClient>) -> Result<Vec<Value>, ListFailure> {
     let mut tools = Vec::new();
     let mut cursor: Option<Value> = None;
     for _ in 0..MAX_PAGES {
         let params = cursor.take().map(|cursor| json!({ "cursor": cursor }));
         let request = ClientRequest::CustomRequest(CustomRequest::new("tools/list", params));
-        let page = peer
-            .send_request(request)
-            .await
-            .map_err(|e| format!("tools/list failed: {e}"))?;
-        let mut page =
-            serde_json::to_value(page).map_err(|e| format!("tools/list answer unreadable: {e}"))?;
+        let page = peer.send_request(request).await.map_err(|e| ListFailure {
+            text: format!("tools/list failed: {e}"),
+            challenge: e.auth_challenge().map(str::to_owned),
+        })?;
+        let mut page = serde_json::to_value(page)
+            .map_err(|e| ListFailure::from(format!("tools/list answer unreadable: {e}")))?;
         match page.get_mut("tools").map(Value::take) {
             Some(Value::Array(listed)) => tools.extend(listed),
-            Some(_) => return Err("tools/list answered a `tools` that is not an array".into()),
-            None => return Err("tools/list answered without `tools`".into()),
+            Some(_) => {
+                return Err(
+                    String::from("tools/list answered a `tools` that is not an array").into(),
+                );
+            }
+            None => return Err(String::from("tools/list answered without `tools`").into()),
         }
         match page.get_mut("nextCursor").map(Value::take) {
             None | Some(Value::Null) => return Ok(tools),
             Some(next) => cursor = Some(next),
         }
     }
-    Err(format!("tools/list did not end within {MAX_PAGES} pages"))
+    Err(format!("tools/list did not end within {MAX_PAGES} pages").into())
 }
 
 /// One registered tool.

@@ -31,6 +31,8 @@ pub struct Link {
     last_stderr: Mutex<Option<String>>,
     /// Bumped after every status change (shared by all servers of a host).
     changed: Arc<watch::Sender<u64>>,
+    /// Authorizes the live connection for more scopes (an OAuth server's).
+    step_up: RwLock<Option<super::oauth::StepUp>>,
 }
 
 impl Link {
@@ -59,6 +61,7 @@ impl Link {
             }),
             last_stderr: Mutex::new(None),
             changed,
+            step_up: RwLock::new(None),
         })
     }
 
@@ -72,6 +75,16 @@ impl Link {
     pub fn set_peer(&self, peer: Option<(Peer<RoleClient>, Arc<Notify>)>) {
         *self.lost_because.lock() = None;
         *self.live.write() = peer.map(|(peer, lost)| Live { peer, lost });
+    }
+
+    /// Sets how a call asked for more scopes authorizes them (`None`: it cannot).
+    pub fn set_step_up(&self, step_up: Option<super::oauth::StepUp>) {
+        *self.step_up.write() = step_up;
+    }
+
+    /// How a call asked for more scopes authorizes them, if it can.
+    pub fn step_up(&self) -> Option<super::oauth::StepUp> {
+        self.step_up.read().clone()
     }
 
     /// A call found the connection unusable (a remote server that went away, a session

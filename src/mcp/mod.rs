@@ -46,6 +46,8 @@
 //!   enforces by dropping the line silently) fails the call it answers at once, naming its
 //!   size (`stdout`); a server whose stdout ends is treated as exited even if its process
 //!   runs on: killed, reaped and restarted, `lastError` saying why.
+//! - **OAuth** ([`oauth`]): a remote server configured without a token that answers 401 is
+//!   authorized with the authorization code flow; its tokens are kept for later runs.
 
 mod call;
 mod catalog;
@@ -55,6 +57,7 @@ pub mod elicitation;
 mod envelope;
 mod link;
 mod names;
+pub mod oauth;
 mod process;
 mod progress;
 mod remote;
@@ -92,6 +95,7 @@ pub struct McpHost {
     stop: CancellationToken,
     changed: Arc<watch::Sender<u64>>,
     elicitor: Mutex<Option<Arc<dyn elicitation::Elicitor>>>,
+    browser: Arc<oauth::Browser>,
 }
 
 impl Default for McpHost {
@@ -101,6 +105,7 @@ impl Default for McpHost {
             stop: CancellationToken::new(),
             changed: Arc::new(watch::Sender::new(0)),
             elicitor: Mutex::new(None),
+            browser: Arc::default(),
         }
     }
 }
@@ -160,6 +165,7 @@ impl McpHost {
                     registry: registry.clone(),
                     stop: self.stop.clone(),
                     settled: settled_tx,
+                    browser: self.browser.clone(),
                 };
                 tokio::spawn(supervisor.run())
             });
@@ -169,6 +175,12 @@ impl McpHost {
                 settled,
             });
         }
+    }
+
+    /// Sends the OAuth authorization URLs of this host's servers to `opener` (a front end
+    /// that can show them) instead of printing them.
+    pub fn set_url_opener(&self, opener: Option<Arc<dyn oauth::UrlOpener>>) {
+        self.browser.set_opener(opener);
     }
 
     /// Resolves once every server's first attempt settled (running, or failed and backing

@@ -3,6 +3,7 @@
 //! Streamable HTTP transport built from them for each connection, and the redaction that
 //! keeps those values out of every log line, status and error.
 
+use super::oauth::{Authorized, Browser, ServerAuth, Settings};
 use crate::config::expand::expand;
 use dsh_tools_protocol::McpServerConfig;
 use http::{HeaderName, HeaderValue};
@@ -12,6 +13,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use rmcp::transport::{DynamicTransportError, StreamableHttpClientTransport};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Shortest secret that is redacted wherever it appears (shorter values, such as `1`,
 /// would blank unrelated text and say little anyway).
@@ -24,6 +26,12 @@ pub struct Remote {
     bearer: Option<String>,
     headers: HashMap<HeaderName, HeaderValue>,
     secrets: Vec<String>,
+    /// Its `oauth` settings, the client secret expanded.
+    settings: Settings,
+    /// OAuth, for a server configured without credentials of its own.
+    oauth: Option<ServerAuth>,
+    /// The OAuth client once authorized (kept across reconnections).
+    authorized: Arc<tokio::sync::Mutex<Option<Authorized>>>,
 }
 
 impl Remote {
@@ -67,6 +75,19 @@ impl Remote {
             }
             None => None,
         };
+        let mut settings = Settings::default();
+        if let Some(oauth) = &config.oauth {
+            settings.client_id = oauth.client_id.clone();
+            settings.client_metadata_url = oauth.client_metadata_url.clone();
+            settings.scopes = oauth.scopes.clone();
+            if let Some(template) = &oauth.client_secret {
+                let secret = expand(template, &env).map_err(|var| {
+                    format!("oauth.clientSecret references the unset environment variable {var}")
+                })?;
+                secrets.push(secret.clone());
+                settings.client_secret = Some(secret);
+            }
+        }
         secrets.retain(|secret| secret.len() >= MIN_REDACTED);
         // Longest first, so a value containing another is replaced whole.
         secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
@@ -75,19 +96,66 @@ impl Remote {
             bearer,
             headers,
             secrets,
+            settings,
+            oauth: None,
+            authorized: Arc::default(),
         })
+    }
+
+    /// Lets server `name` authorize with OAuth when a 401 asks for it, unless it was
+    /// configured with a token or an `Authorization` header of its own; its browser steps
+    /// go to `browser`.
+    pub fn with_oauth(mut self, name: &str, browser: Arc<Browser>) -> Remote {
+        if self.bearer.is_none() && !self.headers.contains_key(&http::header::AUTHORIZATION) {
+            let settings = self.settings.clone();
+            self.oauth = Some(ServerAuth::new(name, &self.url, settings, browser));
+        }
+        self
+    }
+
+    /// The server's OAuth state, when it may use OAuth.
+    pub fn oauth(&self) -> Option<&ServerAuth> {
+        self.oauth.as_ref()
+    }
+
+    /// The OAuth client of this server: the one authorized earlier in this process, else
+    /// one with the tokens saved by an earlier run, else `None`.
+    pub async fn authorized(&self) -> Option<Authorized> {
+        let oauth = self.oauth.as_ref()?;
+        let mut authorized = self.authorized.lock().await;
+        if authorized.is_none() {
+            *authorized = oauth.saved().await;
+        }
+        authorized.clone()
+    }
+
+    /// Keeps `client` for this server's later connections.
+    pub async fn set_authorized(&self, client: Authorized) {
+        *self.authorized.lock().await = Some(client);
+    }
+
+    /// A fresh transport sending `client`'s OAuth token.
+    pub fn authorized_transport(
+        &self,
+        client: Authorized,
+    ) -> StreamableHttpClientTransport<Authorized> {
+        StreamableHttpClientTransport::with_client(client, self.config())
     }
 
     /// A fresh transport (one per connection: rmcp keeps the session id inside it and
     /// re-initializes on its own when the server reports the session expired).
     pub fn transport(&self) -> StreamableHttpClientTransport<reqwest::Client> {
+        StreamableHttpClientTransport::from_config(self.config())
+    }
+
+    fn config(&self) -> StreamableHttpClientTransportConfig {
         let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.as_str())
             .custom_headers(self.headers.clone())
             .reinit_on_expired_session(true);
         if let Some(token) = &self.bearer {
             config = config.auth_header(token.clone());
         }
-        StreamableHttpClientTransport::from_config(config)
+        config
     }
 
     /// The URL without its query and fragment (where a key would be), for messages.

@@ -6,6 +6,7 @@
 use super::catalog::{Catalog, list_all};
 use super::client::ClientEvents;
 use super::link::Link;
+use super::oauth::Authorized;
 use super::process::{self, ServerProcess};
 use super::progress::{Ordered, ProgressRoutes};
 use super::remote::{Remote, describe_handshake};
@@ -43,6 +44,8 @@ pub struct Supervisor {
     pub stop: CancellationToken,
     /// Set once the first attempt settled (running or failed).
     pub settled: watch::Sender<bool>,
+    /// Where its OAuth authorization URLs go.
+    pub browser: Arc<super::oauth::Browser>,
 }
 
 /// How a connected server is reached.
@@ -72,6 +75,8 @@ enum Startup {
     /// it does not speak): its exit, which follows the client closing, is no explanation.
     Refused(String),
     TimedOut(String),
+    /// The server answered 401 with this `WWW-Authenticate`; the text says so.
+    Unauthorized(String, String),
 }
 
 /// Why a handshake did not give a usable session.
@@ -80,6 +85,8 @@ enum HandshakeFailure {
     Failed(String),
     /// The server's answer cannot be used.
     Refused(String),
+    /// The server answered 401 with this `WWW-Authenticate`; the text says so.
+    Unauthorized(String, String),
 }
 
 /// What woke a running server's supervisor.
@@ -95,6 +102,8 @@ enum Ended {
     Stopped,
     /// The server failed or exited; the text says how.
     Failed(String),
+    /// The server needs an authorization that failed: no retry can succeed on its own.
+    Unauthorized(String),
 }
 
 impl Supervisor {
@@ -121,7 +130,11 @@ impl Supervisor {
             let started = Instant::now();
             let ended = self.attempt(remote.as_ref(), &mut catalog).await;
             self.link.set_peer(None);
-            let Ended::Failed(error) = ended else { break };
+            let (error, final_failure) = match ended {
+                Ended::Stopped => break,
+                Ended::Failed(error) => (error, false),
+                Ended::Unauthorized(error) => (error, true),
+            };
             let error = self.link.redact(error);
             tracing::warn!(target: "mcp", "[{}] {error}", self.link.name);
             failures = if started.elapsed() >= STABLE_AFTER {
@@ -129,7 +142,7 @@ impl Supervisor {
             } else {
                 failures + 1
             };
-            let state = if remote.is_none() && failures >= MAX_ATTEMPTS {
+            let state = if final_failure || (remote.is_none() && failures >= MAX_ATTEMPTS) {
                 McpServerState::Failed
             } else {
                 McpServerState::Restarting
@@ -192,7 +205,7 @@ impl Supervisor {
                 }
                 Event::ListChanged => match self.until_stopped(list_all(&peer)).await {
                     Some(Ok(listed)) => self.publish(catalog, listed),
-                    Some(Err(e)) => self.link.update(|s| s.last_error = Some(e)),
+                    Some(Err(e)) => self.link.update(|s| s.last_error = Some(e.text)),
                     None => {}
                 },
             }
@@ -217,7 +230,8 @@ impl Supervisor {
         if !crate::config::is_http_url(url) {
             return Err(format!("url {}", crate::config::URL_RULE));
         }
-        let remote = Remote::resolve(&self.config, env)?;
+        let remote =
+            Remote::resolve(&self.config, env)?.with_oauth(&self.link.name, self.browser.clone());
         self.link.set_secrets(remote.secrets());
         Ok(Some(remote))
     }
@@ -245,6 +259,9 @@ impl Supervisor {
             Ok(Ok(started)) => Startup::Ready(started),
             Ok(Err(HandshakeFailure::Failed(e))) => Startup::Failed(e),
             Ok(Err(HandshakeFailure::Refused(e))) => Startup::Refused(e),
+            Ok(Err(HandshakeFailure::Unauthorized(challenge, e))) => {
+                Startup::Unauthorized(challenge, e)
+            }
             Err(_) => Startup::TimedOut(format!(
                 "the server did not complete the MCP handshake and tools/list within {} ms",
                 deadline.as_millis()
@@ -252,17 +269,48 @@ impl Supervisor {
         })
     }
 
-    /// Connects to a remote server over Streamable HTTP, then publishes its tools.
+    /// Connects to a remote server over Streamable HTTP (authorizing with OAuth first when
+    /// it answers 401 and may), then publishes its tools.
     async fn connect_remote(
         &self,
         remote: &Remote,
         catalog: &mut Catalog,
     ) -> Result<Connection, Ended> {
-        let (events, list_changed) = ClientEvents::new(self.link.asking.clone());
-        match self
-            .start(handshake(events, remote.transport(), &self.link.progress))
-            .await
+        // Saved tokens need the authorization server's metadata again: an unresponsive one
+        // costs at most the startup deadline, then the server is tried without them.
+        let saved = tokio::time::timeout(self.startup_deadline(), remote.authorized());
+        let Some(authorized) = self.until_stopped(saved).await else {
+            return Err(Ended::Stopped);
+        };
+        let authorized = authorized.unwrap_or_else(|_| {
+            tracing::warn!(target: "mcp", "[{}] the authorization server did not answer within the startup deadline; connecting without the saved OAuth tokens", self.link.name);
+            None
+        });
+        let (mut startup, mut list_changed) = self.start_remote(remote, authorized.clone()).await;
+        let mut authorized = authorized;
+        if let Some(Startup::Unauthorized(challenge, _)) = &startup
+            && let Some(oauth) = remote.oauth()
         {
+            let fresh = match self.until_stopped(oauth.authorize(challenge)).await {
+                None => return Err(Ended::Stopped),
+                Some(Err(e)) => {
+                    return Err(Ended::Unauthorized(format!(
+                        "could not connect to {}: it requires OAuth authorization, which failed: {e}",
+                        remote.shown_url()
+                    )));
+                }
+                Some(Ok(authorized)) => authorized,
+            };
+            remote.set_authorized(fresh.clone()).await;
+            (startup, list_changed) = self.start_remote(remote, Some(fresh.clone())).await;
+            authorized = Some(fresh);
+        }
+        let step_up = remote
+            .oauth()
+            .zip(authorized)
+            .map(|(oauth, authorized)| oauth.step_up(authorized));
+        self.link.set_step_up(step_up);
+        match startup {
             None => Err(Ended::Stopped),
             Some(Startup::Ready((client, listed))) => {
                 let lost = Arc::new(Notify::new());
@@ -276,10 +324,43 @@ impl Supervisor {
                     list_changed,
                 })
             }
-            Some(Startup::Failed(e) | Startup::Refused(e) | Startup::TimedOut(e)) => Err(
-                Ended::Failed(format!("could not connect to {}: {e}", remote.shown_url())),
-            ),
+            Some(Startup::Unauthorized(_, e)) if remote.oauth().is_some() => {
+                Err(Ended::Unauthorized(format!(
+                    "could not connect to {}: {e} after OAuth authorization",
+                    remote.shown_url()
+                )))
+            }
+            Some(
+                Startup::Failed(e)
+                | Startup::Refused(e)
+                | Startup::TimedOut(e)
+                | Startup::Unauthorized(_, e),
+            ) => Err(Ended::Failed(format!(
+                "could not connect to {}: {e}",
+                remote.shown_url()
+            ))),
         }
+    }
+
+    /// One handshake with a remote server, sending `authorized`'s OAuth token if given.
+    async fn start_remote(
+        &self,
+        remote: &Remote,
+        authorized: Option<Authorized>,
+    ) -> (Option<Startup>, Arc<Notify>) {
+        let (events, list_changed) = ClientEvents::new(self.link.asking.clone());
+        let progress = &self.link.progress;
+        let startup = match authorized {
+            Some(client) => {
+                let transport = remote.authorized_transport(client);
+                self.start(handshake(events, transport, progress)).await
+            }
+            None => {
+                self.start(handshake(events, remote.transport(), progress))
+                    .await
+            }
+        };
+        (startup, list_changed)
     }
 
     /// Spawns, handshakes and lists within the startup deadline, then publishes the tools.
@@ -315,7 +396,7 @@ impl Supervisor {
                 Some(how) => format!("the server {how} before it was ready"),
                 None => e,
             },
-            Some(Startup::Refused(e) | Startup::TimedOut(e)) => e,
+            Some(Startup::Refused(e) | Startup::TimedOut(e) | Startup::Unauthorized(_, e)) => e,
         };
         process.terminate().await;
         Err(Ended::Failed(self.link.with_stderr(failure)))
@@ -362,10 +443,11 @@ where
 {
     let transport = Ordered::new(transport.into_transport(), progress.clone());
     let client = serve_client(events, transport).await.map_err(|e| {
-        HandshakeFailure::Failed(format!(
-            "the MCP handshake failed: {}",
-            describe_handshake(&e)
-        ))
+        let text = format!("the MCP handshake failed: {}", describe_handshake(&e));
+        match e.auth_challenge() {
+            Some(challenge) => HandshakeFailure::Unauthorized(challenge.to_owned(), text),
+            None => HandshakeFailure::Failed(text),
+        }
     })?;
     let answered = client
         .peer()
@@ -377,9 +459,16 @@ where
             "the MCP handshake failed: {why}"
         )));
     }
-    let listed = list_all(client.peer())
-        .await
-        .map_err(HandshakeFailure::Failed)?;
+    let listed = match list_all(client.peer()).await {
+        Ok(listed) => listed,
+        Err(failure) => {
+            let _ = client.cancel().await;
+            return Err(match failure.challenge {
+                Some(challenge) => HandshakeFailure::Unauthorized(challenge, failure.text),
+                None => HandshakeFailure::Failed(failure.text),
+            });
+        }
+    };
     Ok((client, listed))
 }
 

@@ -175,6 +175,11 @@ async fn initialize(
                 "the client did not declare the elicitation capability in initialize".to_owned(),
             )),
         });
+    if params.capabilities.open_url {
+        // Before `configure` starts the servers: their first 401 may already need it.
+        let opener = super::open_url::ClientUrlOpener(session.peer.clone());
+        host.mcp.set_url_opener(Some(Arc::new(opener)));
+    }
     host.configure(&config)
         .map_err(|e| invalid_params(format!("invalid params: {e}")))?;
     if params.capabilities.approval {

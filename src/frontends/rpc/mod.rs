@@ -14,6 +14,7 @@ mod list_changed;
 mod methods;
 mod nesting;
 mod notifiers;
+mod open_url;
 mod params;
 mod permissions;
 mod progress;

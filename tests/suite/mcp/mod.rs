@@ -6,6 +6,7 @@ mod http;
 mod http_limits;
 mod ingest;
 mod lifecycle;
+mod oauth;
 mod progress;
 mod sandbox;
 mod transport;
