@@ -3,7 +3,7 @@
 # server's URL as the last argument and the scenario in MCP_CONFORMANCE_SCENARIO
 # (MCP_CONFORMANCE_CONTEXT: JSON of what a scenario gives the client, such as a
 # pre-registered client). It configures that URL as a remote server and runs a Code Mode
-# program through `dsh-tools run --oauth-headless` that calls the server's tools, with a
+# program through `dsh-tools run --oauth-headless --elicit defaults` that calls the server's tools, with a
 # private token directory so every scenario starts unauthorized.
 set -euo pipefail
 url="${!#}"
@@ -36,4 +36,4 @@ for (const name of Object.keys(tools).filter((n) => n.startsWith("mcp__test__"))
 }
 return called;
 TS
-exec "$bin" run --oauth-headless --config "$work/config.json" "$work/program.ts"
+exec "$bin" run --oauth-headless --elicit defaults --config "$work/config.json" "$work/program.ts"

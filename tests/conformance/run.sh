@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (npm @modelcontextprotocol/conformance, pinned in
 # package.json; installed by .ci/setup) against dsh-tools as an MCP client: every client
-# scenario, or those given as arguments, each through client.sh (`dsh-tools run
+# scenario, or those given as arguments (then no server scenario), each through client.sh (`dsh-tools run
 # --oauth-headless`), the auth ones against the suite's own authorization server.
 # Results go to $CONFORMANCE_OUT (default target/conformance). Exits 1 when a scenario
 # fails that expected-failures.txt does not list, or one it lists passes; skips (exit 0,
@@ -62,6 +62,41 @@ for scenario in "${scenarios[@]}"; do
   fi
 done
 echo "conformance: $passed/${#scenarios[@]} client scenarios passed (node $("$node" --version))"
+
+# Server scenarios that apply to a registry host, against `dsh-tools mcp --http` on a free
+# loopback port (clients on this machine admitted without a token, as the suite sends none).
+server_scenarios=(server-initialize ping tools-list server-sse-polling server-sse-multiple-streams
+  dns-rebinding-protection)
+if [ $# -eq 0 ]; then
+  server_log="$out/server.log"
+  "$DSH_TOOLS_BIN" mcp --http 127.0.0.1:0 --http-no-auth-loopback >"$server_log" 2>&1 &
+  server=$!
+  trap 'kill "$server" 2>/dev/null' EXIT
+  url=""
+  for _ in $(seq 600); do
+    url="$(grep -m1 -o 'listening on http[^ ]*' "$server_log" | cut -d' ' -f3 || true)"
+    [ -n "$url" ] || ! kill -0 "$server" 2>/dev/null && break
+    sleep 0.1
+  done
+  if [ -z "$url" ]; then
+    echo "conformance: dsh-tools mcp --http did not start: $(cat "$server_log")"
+    unexpected+=("server start")
+  else
+    server_passed=0
+    for scenario in "${server_scenarios[@]}"; do
+      log="$out/server-$scenario.log"
+      if "$node" "$suite" server --url "$url" --scenario "$scenario" -o "$out" >"$log" 2>&1 \
+          && grep -Eq 'Passed: ([0-9]+)/\1,' "$log"; then
+        server_passed=$((server_passed + 1))
+        echo "PASS server $scenario"
+      else
+        echo "FAIL server $scenario (log: $log)"
+        unexpected+=("server $scenario")
+      fi
+    done
+    echo "conformance: $server_passed/${#server_scenarios[@]} server scenarios passed"
+  fi
+fi
 for scenario in "${unexpected[@]}"; do
   echo "conformance: unexpected: $scenario"
 done

@@ -1,5 +1,6 @@
 //! Integration tests of `mcp`.
 
+mod conformance;
 mod elicitation;
 mod fixture;
 mod http;
