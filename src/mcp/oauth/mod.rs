@@ -22,6 +22,7 @@
 //!   retry would only open another browser step.
 
 mod headless;
+mod legacy;
 mod loopback;
 pub mod store;
 
@@ -184,11 +185,23 @@ impl ServerAuth {
             .map_err(|e| format!("cannot listen for the OAuth redirect on 127.0.0.1: {e}"))?;
         let mut manager = self.manager().await.map_err(|e| describe(&e))?;
         manager.set_credential_store(store);
-        let resolution = manager
+        let discovery_failed = |why: String| format!("OAuth metadata discovery failed: {why}");
+        let metadata = match manager
             .resolve_metadata_from_challenge(Some(challenge))
             .await
-            .map_err(|e| format!("OAuth metadata discovery failed: {}", describe(&e)))?;
-        manager.set_metadata(resolution.metadata);
+        {
+            Ok(resolution) => resolution.metadata,
+            Err(AuthError::AuthorizationServerMismatch {
+                expected_issuer,
+                received_issuer,
+            }) if legacy::same_origin(&expected_issuer, &received_issuer) => {
+                legacy::metadata_at(&expected_issuer)
+                    .await
+                    .map_err(discovery_failed)?
+            }
+            Err(e) => return Err(discovery_failed(describe(&e))),
+        };
+        manager.set_metadata(metadata);
         let request = self.request(loopback.redirect_uri(), challenge);
         let session = AuthorizationSession::new(manager, request)
             .await
