@@ -4,7 +4,7 @@
 //! be read, or none (the call aborted, the client gone), is a cancel.
 
 use super::{convert, params};
-use crate::mcp::elicitation::{Answer, Elicitation, Elicitor, Modes, message, mode_name};
+use crate::mcp::elicitation::{Answer, Elicitation, Elicitor, Modes, Nobody, message, mode_name};
 use crate::transport::Peer;
 use dsh_tools_protocol as wire;
 use futures::future::BoxFuture;
@@ -27,6 +27,20 @@ impl ClientElicitor {
             url: capability.answers_urls(),
         };
         ClientElicitor { peer, modes }
+    }
+}
+
+/// Who answers elicitations for a client that declared `capability` in `initialize`: the
+/// client, or (without it) nobody, saying so.
+pub fn for_client(
+    peer: &Arc<Peer>,
+    capability: Option<wire::ElicitationCapability>,
+) -> Arc<dyn Elicitor> {
+    match capability {
+        Some(capability) => Arc::new(ClientElicitor::new(peer.clone(), capability)),
+        None => Arc::new(Nobody(
+            "the client did not declare the elicitation capability in initialize".to_owned(),
+        )),
     }
 }
 

@@ -2,7 +2,6 @@
 //! runs, declared together in [`router`].
 
 use super::batch::Batch;
-use super::elicit::ClientElicitor;
 use super::errors::{invalid_params, rpc_error};
 use super::hooks::{ClientApprover, ClientHook};
 use super::progress::ProgressNotifier;
@@ -11,7 +10,6 @@ use super::router::{Dispatch, Router};
 use super::session::{Client, RequestSignal, Session};
 use super::{client_tool, convert, params, permissions, shapes};
 use crate::config;
-use crate::mcp::elicitation::Nobody;
 use crate::pipeline::wrappers::ToolMetrics;
 use crate::process::sandbox;
 use crate::registry::Restriction;
@@ -168,13 +166,10 @@ async fn initialize(
     config.permissions.origins = origins;
     let host = &session.host;
     // Before the MCP servers start: their `initialize` declares what is answered.
-    host.mcp
-        .set_elicitor(match params.capabilities.elicitation {
-            Some(capability) => Arc::new(ClientElicitor::new(session.peer.clone(), capability)),
-            None => Arc::new(Nobody(
-                "the client did not declare the elicitation capability in initialize".to_owned(),
-            )),
-        });
+    host.mcp.set_elicitor(super::elicit::for_client(
+        &session.peer,
+        params.capabilities.elicitation,
+    ));
     if params.capabilities.open_url {
         // Before `configure` starts the servers: their first 401 may already need it.
         let opener = super::open_url::ClientUrlOpener(session.peer.clone());

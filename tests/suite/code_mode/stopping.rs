@@ -48,12 +48,16 @@ fn no_thread_stays_busy_after_a_stopped_run_answered() {
         host.wait_for_stderr(SNAPSHOT_BUILT, 1);
         host.send_run_code(json!("stopped"), "stopped", program);
         let (response, _) = host.serve_until(&json!("stopped"), |_| Some(Ok(json!({}))));
-        assert_eq!(
-            response["result"],
-            failure(&format!(
-                "code run failed (timeout): compute budget of {COMPUTE_MS} ms exhausted"
-            )),
-            "{program}"
+        // The second program's answered calls pile up as fast as the machine runs it: which
+        // ends it first, the compute budget or the heap limit, depends on that speed. Either
+        // stops the run's JavaScript the same way, which is what is measured below.
+        let ends = [
+            format!("code run failed (timeout): compute budget of {COMPUTE_MS} ms exhausted"),
+            "code run failed (worker-exit): heap limit of 512 MiB exceeded".to_owned(),
+        ];
+        assert!(
+            ends.iter().any(|end| response["result"] == failure(end)),
+            "{program}: {response}"
         );
         // The measurement itself: how busy the host is a while after the answer.
         std::thread::sleep(SETTLE);
