@@ -187,7 +187,12 @@ alwaysLoaded: Array<string>,
  * Defer whole MCP servers, largest first, while the tool definitions exceed a token
  * budget (off by default).
  */
-autoDefer?: AutoDeferConfig, };
+autoDefer?: AutoDeferConfig, 
+/**
+ * `search_tools` ranks by BM25 fused with the similarity of static word embeddings,
+ * which finds paraphrases (default true); false ranks by BM25 alone.
+ */
+semanticSearch: boolean, };
 
 export type PresentationMode = "native" | "code" | "both";
 

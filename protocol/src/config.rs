@@ -82,6 +82,9 @@ pub struct ToolsConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub auto_defer: Option<crate::AutoDeferConfig>,
+    /// `search_tools` ranks by BM25 fused with the similarity of static word embeddings,
+    /// which finds paraphrases (default true); false ranks by BM25 alone.
+    pub semantic_search: bool,
 }
 
 impl Default for ToolsConfig {
@@ -93,6 +96,7 @@ impl Default for ToolsConfig {
             deferred: Vec::new(),
             always_loaded: Vec::new(),
             auto_defer: None,
+            semantic_search: true,
         }
     }
 }

@@ -37,16 +37,20 @@ const STOP_WORDS: &[&str] = &[
 
 /// The normalized words of `text`, in order, appended to `out`.
 pub fn tokenize(text: &str, out: &mut Vec<String>) {
-    for run in text.split(|c: char| !c.is_alphanumeric()) {
-        for word in humps(run) {
-            let lower = word.to_lowercase();
+    out.extend(words(text).map(|word| STEMMER.stem(&word).into_owned()));
+}
+
+/// The words of `text` that carry meaning, lowercased and unstemmed, in order: split on
+/// anything not a letter or digit and on camelCase humps, single letters and stop words
+/// dropped.
+pub(super) fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .flat_map(humps)
+        .map(str::to_lowercase)
+        .filter(|lower| {
             let single_letter = lower.chars().count() == 1 && !lower.chars().all(char::is_numeric);
-            if single_letter || STOP_WORDS.binary_search(&lower.as_str()).is_ok() {
-                continue;
-            }
-            out.push(STEMMER.stem(&lower).into_owned());
-        }
-    }
+            !single_letter && STOP_WORDS.binary_search(&lower.as_str()).is_err()
+        })
 }
 
 /// `run` (letters and digits only) split at camelCase humps: `getHTTPResponse2` →

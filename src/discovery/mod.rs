@@ -1,6 +1,7 @@
 //! Progressive tool discovery: the reserved `search_tools` host tool. It ranks the calling
-//! scope's deferred visible tools by BM25 ([`bm25`]) over their names, descriptions and
-//! parameters, returns the best matches' definitions (inside a Code Mode program also their
+//! scope's deferred visible tools by BM25 ([`bm25`]) and by static-embedding similarity
+//! ([`semantic`]) over their names, descriptions and parameters, fuses the two rankings by
+//! reciprocal rank, returns the best matches' definitions (inside a Code Mode program also their
 //! declarations in the program's language), and loads them into the scope, whose next
 //! prompt, SDK and MCP listing then present them in full.
 //!
@@ -9,6 +10,8 @@
 //! scope's index is built on its first search and kept until the registry changes.
 
 mod bm25;
+mod embeddings;
+mod semantic;
 mod tool;
 
 pub use bm25::{Index, tokenize};
@@ -19,6 +22,7 @@ use crate::pipeline::ToolRuntime;
 use crate::registry::{RegisteredTool, Registry, RegistryError, ScopeView};
 use crate::tool::AgentId;
 use parking_lot::Mutex;
+use semantic::SemanticIndex;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
@@ -28,6 +32,23 @@ const NAME_WEIGHT: f32 = 3.0;
 const DESCRIPTION_WEIGHT: f32 = 1.0;
 const PARAMETER_NAME_WEIGHT: f32 = 1.5;
 const PARAMETER_DESCRIPTION_WEIGHT: f32 = 0.5;
+/// The same fields' weights in a tool's semantic vector: the last part of its name (after
+/// `__`) counts more than the server prefix, and parameters count little, so a tool's
+/// vector says what it does.
+const SEMANTIC_NAME_WEIGHT: f32 = 2.0;
+const SEMANTIC_PREFIX_WEIGHT: f32 = 1.0;
+const SEMANTIC_DESCRIPTION_WEIGHT: f32 = 1.0;
+const SEMANTIC_PARAMETER_NAME_WEIGHT: f32 = 0.3;
+const SEMANTIC_PARAMETER_DESCRIPTION_WEIGHT: f32 = 0.1;
+/// Reciprocal rank fusion: a document scores `weight / (RRF_K + rank)` in each ranking
+/// (rank from 1). Chosen on the 114 tuning queries only: the strongest semantic weight and
+/// smallest `k` that keep BM25's figure there (a small `k` lets a ranking's first places
+/// decide; the held-out paraphrases were not used).
+const RRF_K: f32 = 5.0;
+const BM25_FUSION_WEIGHT: f32 = 1.0;
+const SEMANTIC_FUSION_WEIGHT: f32 = 0.8;
+/// Documents taken from each ranking into the fusion.
+const FUSION_CANDIDATES: usize = 50;
 /// Schema nodes read per tool for parameter names and descriptions.
 const MAX_SCHEMA_NODES: usize = 256;
 
@@ -56,6 +77,9 @@ struct Discovery {
 struct ScopeIndex {
     generation: u64,
     index: Index,
+    /// `None` when `tools.semanticSearch` is off (or the embedded table unusable): then
+    /// BM25 ranks alone.
+    semantic: Option<SemanticIndex>,
     /// Document `i` is this tool.
     tools: Vec<Arc<RegisteredTool>>,
     /// Lowercased full names, then the part after each name's last `__`, to documents.
@@ -72,12 +96,14 @@ impl Discovery {
         view: &ScopeView,
     ) -> Arc<ScopeIndex> {
         let key = scope.cloned();
+        let semantic = registry.semantic_search();
         if let Some(index) = self.indexes.lock().get(&key)
             && index.generation == view.generation()
+            && index.semantic.is_some() == semantic
         {
             return index.clone();
         }
-        let index = Arc::new(ScopeIndex::new(view));
+        let index = Arc::new(ScopeIndex::new(view, semantic));
         let mut indexes = self.indexes.lock();
         indexes.retain(|scope, _| scope.as_ref().is_none_or(|agent| registry.has_agent(agent)));
         if key.as_ref().is_none_or(|agent| registry.has_agent(agent)) {
@@ -88,9 +114,11 @@ impl Discovery {
 }
 
 impl ScopeIndex {
-    fn new(view: &ScopeView) -> ScopeIndex {
+    /// Indexes `view`'s deferred tools, for the semantic ranking too when `semantic`.
+    fn new(view: &ScopeView, semantic: bool) -> ScopeIndex {
         let tools: Vec<Arc<RegisteredTool>> = view.deferred().cloned().collect();
         let mut texts: Vec<Vec<(String, f32)>> = Vec::with_capacity(tools.len());
+        let mut semantic_texts: Vec<Vec<(String, f32)>> = Vec::with_capacity(tools.len());
         let mut names: HashMap<String, Vec<usize>> = HashMap::new();
         let mut short_names: HashMap<String, Vec<usize>> = HashMap::new();
         for (document, tool) in tools.iter().enumerate() {
@@ -103,22 +131,44 @@ impl ScopeIndex {
                     .push(document);
             }
             names.entry(name).or_default().push(document);
+            let schema = definition.input.json_schema();
             let mut fields = vec![
                 (definition.name.to_string(), NAME_WEIGHT),
                 (definition.description.clone(), DESCRIPTION_WEIGHT),
             ];
-            parameter_fields(definition.input.json_schema(), &mut fields);
+            parameter_fields(
+                schema,
+                (PARAMETER_NAME_WEIGHT, PARAMETER_DESCRIPTION_WEIGHT),
+                &mut fields,
+            );
             texts.push(fields);
+            let (prefix, short) = definition
+                .name
+                .rsplit_once("__")
+                .unwrap_or(("", &definition.name));
+            let mut fields = vec![
+                (short.to_owned(), SEMANTIC_NAME_WEIGHT),
+                (prefix.to_owned(), SEMANTIC_PREFIX_WEIGHT),
+                (definition.description.clone(), SEMANTIC_DESCRIPTION_WEIGHT),
+            ];
+            parameter_fields(
+                schema,
+                (
+                    SEMANTIC_PARAMETER_NAME_WEIGHT,
+                    SEMANTIC_PARAMETER_DESCRIPTION_WEIGHT,
+                ),
+                &mut fields,
+            );
+            semantic_texts.push(fields);
         }
-        let index = Index::new(texts.iter().map(|fields| {
-            fields
-                .iter()
-                .map(|(text, weight)| (text.as_str(), *weight))
-                .collect()
-        }));
+        let index = Index::new(borrowed(&texts));
+        let semantic = semantic
+            .then(|| SemanticIndex::new(borrowed(&semantic_texts)))
+            .flatten();
         ScopeIndex {
             generation: view.generation(),
             index,
+            semantic,
             tools,
             names,
             short_names,
@@ -126,7 +176,7 @@ impl ScopeIndex {
     }
 
     /// The best `limit` documents for `query`: exact name matches first (the full name,
-    /// then the part after the last `__`, ignoring case), then by BM25.
+    /// then the part after the last `__`, ignoring case), then by the fused ranking.
     fn search(&self, query: &str, limit: usize) -> Vec<usize> {
         let lower = query.trim().to_lowercase();
         let mut found: Vec<usize> = Vec::with_capacity(limit);
@@ -138,7 +188,7 @@ impl ScopeIndex {
             }
         }
         found.truncate(limit);
-        for document in self.index.search(query, limit + found.len()) {
+        for document in self.ranked(query, limit + found.len()) {
             if found.len() == limit {
                 break;
             }
@@ -148,11 +198,45 @@ impl ScopeIndex {
         }
         found
     }
+
+    /// BM25's and the semantic ranking fused by reciprocal rank, at most `limit` documents
+    /// (ties in document order). Each ranking contributes its first
+    /// [`FUSION_CANDIDATES`] (or `limit`, if more).
+    fn ranked(&self, query: &str, limit: usize) -> Vec<usize> {
+        let candidates = limit.max(FUSION_CANDIDATES);
+        let lexical = self.index.search(query, candidates);
+        let Some(semantic) = &self.semantic else {
+            return lexical.into_iter().take(limit).collect();
+        };
+        let mut scores: HashMap<usize, f32> = HashMap::new();
+        let rankings = [
+            (lexical, BM25_FUSION_WEIGHT),
+            (semantic.search(query, candidates), SEMANTIC_FUSION_WEIGHT),
+        ];
+        for (ranking, weight) in rankings {
+            for (rank, document) in ranking.into_iter().enumerate() {
+                *scores.entry(document).or_default() += weight / (RRF_K + rank as f32 + 1.0);
+            }
+        }
+        let mut fused: Vec<(usize, f32)> = scores.into_iter().collect();
+        fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        fused.truncate(limit);
+        fused.into_iter().map(|(document, _)| document).collect()
+    }
 }
 
-/// Parameter names and descriptions of `schema` as weighted fields: properties at any
-/// depth (through `items` and `oneOf`/`anyOf`/`allOf`), at most [`MAX_SCHEMA_NODES`] nodes.
-fn parameter_fields(schema: &Value, fields: &mut Vec<(String, f32)>) {
+/// `documents`' fields as borrowed text.
+fn borrowed(documents: &[Vec<(String, f32)>]) -> Vec<Vec<(&str, f32)>> {
+    documents
+        .iter()
+        .map(|fields| fields.iter().map(|(t, w)| (t.as_str(), *w)).collect())
+        .collect()
+}
+
+/// Parameter names and descriptions of `schema` as fields weighted `(names, descriptions)`:
+/// properties at any depth (through `items` and `oneOf`/`anyOf`/`allOf`), at most
+/// [`MAX_SCHEMA_NODES`] nodes.
+fn parameter_fields(schema: &Value, weights: (f32, f32), fields: &mut Vec<(String, f32)>) {
     let mut pending = vec![schema];
     let mut visited = 0;
     while let Some(node) = pending.pop() {
@@ -165,9 +249,9 @@ fn parameter_fields(schema: &Value, fields: &mut Vec<(String, f32)>) {
         };
         if let Some(Value::Object(properties)) = node.get("properties") {
             for (name, property) in properties {
-                fields.push((name.clone(), PARAMETER_NAME_WEIGHT));
+                fields.push((name.clone(), weights.0));
                 if let Some(Value::String(text)) = property.get("description") {
-                    fields.push((text.clone(), PARAMETER_DESCRIPTION_WEIGHT));
+                    fields.push((text.clone(), weights.1));
                 }
                 pending.push(property);
             }

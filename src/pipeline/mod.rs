@@ -122,6 +122,8 @@ impl ToolRuntime {
     /// Applies `config` (replacing the built-in wrappers it controls).
     pub fn configure(&self, config: &HostConfig) {
         self.registry.set_default_mode(config.tools.mode);
+        self.registry
+            .set_semantic_search(config.tools.semantic_search);
         // `config::parse` checked the globs; a config built by hand that it did not check
         // defers nothing by glob rather than failing here.
         let tools = &config.tools;

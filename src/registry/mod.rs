@@ -30,6 +30,7 @@ use layers::{Scope, State};
 use parking_lot::{Mutex, RwLock, RwLockWriteGuard};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A tool as registered: its definition plus where it lives.
 #[derive(Debug)]
@@ -56,6 +57,8 @@ pub struct Registry {
     /// Each scope's loaded deferred tools, in the order found (not part of the generation:
     /// loading changes the prompt, never the catalog a search ranks).
     loaded: Mutex<HashMap<Scope, Vec<Arc<str>>>>,
+    /// `tools.semanticSearch`: whether tool search fuses the semantic ranking into BM25's.
+    semantic_search: AtomicBool,
 }
 
 impl Default for Registry {
@@ -72,7 +75,18 @@ impl Registry {
             listeners: Mutex::new(Vec::new()),
             views: Mutex::new(HashMap::new()),
             loaded: Mutex::new(HashMap::new()),
+            semantic_search: AtomicBool::new(true),
         }
+    }
+
+    /// Sets `tools.semanticSearch` (read by each search; not a change any scope sees).
+    pub fn set_semantic_search(&self, on: bool) {
+        self.semantic_search.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether tool search fuses the semantic ranking into BM25's (`tools.semanticSearch`).
+    pub fn semantic_search(&self) -> bool {
+        self.semantic_search.load(Ordering::Relaxed)
     }
 
     /// The state for a change of the catalog: every cached view is stale from now on.

@@ -21,8 +21,10 @@ pub struct CatalogTool {
 /// The catalog and its labeled queries.
 pub struct Catalog {
     pub tools: Vec<CatalogTool>,
-    /// `(query, relevant tool names)`.
+    /// `(query, relevant tool names)`: the tuning set (`queries.json`).
     pub queries: Vec<(String, Vec<String>)>,
+    /// The held-out paraphrases (`paraphrases.json`), never used to tune the ranking.
+    pub paraphrases: Vec<(String, Vec<String>)>,
 }
 
 fn read(file: &str) -> Value {
@@ -32,27 +34,37 @@ fn read(file: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-impl Catalog {
-    pub fn load() -> Catalog {
-        let tools = read("tools.json");
-        let mut catalog = Catalog {
-            tools: Vec::new(),
-            queries: Vec::new(),
-        };
-        for (server, listed) in tools["servers"].as_object().unwrap() {
-            for tool in listed.as_array().unwrap() {
-                catalog.tools.push(catalog_tool(server, tool));
-            }
-        }
-        for query in read("queries.json")["queries"].as_array().unwrap() {
+/// The labeled queries of `file`.
+fn labeled(file: &str) -> Vec<(String, Vec<String>)> {
+    read(file)["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|query| {
             let relevant = query["relevant"].as_array().unwrap();
-            catalog.queries.push((
+            (
                 query["query"].as_str().unwrap().to_string(),
                 relevant
                     .iter()
                     .map(|r| r.as_str().unwrap().to_string())
                     .collect(),
-            ));
+            )
+        })
+        .collect()
+}
+
+impl Catalog {
+    pub fn load() -> Catalog {
+        let tools = read("tools.json");
+        let mut catalog = Catalog {
+            tools: Vec::new(),
+            queries: labeled("queries.json"),
+            paraphrases: labeled("paraphrases.json"),
+        };
+        for (server, listed) in tools["servers"].as_object().unwrap() {
+            for tool in listed.as_array().unwrap() {
+                catalog.tools.push(catalog_tool(server, tool));
+            }
         }
         catalog
     }

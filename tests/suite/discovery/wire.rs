@@ -2,7 +2,7 @@
 //! by glob (and `alwaysLoaded`), `search_tools` loading into a scope and changing its next
 //! `tools/prompt` with `tools/listChanged`, `tools/loaded` / `tools/unload`, loading ending
 //! with `agents/close`, restrictions and shadowing in search results, the reserved name and
-//! bad input.
+//! bad input, and paraphrases found by the semantic signal (and not with it off).
 
 #![allow(clippy::unwrap_used)]
 
@@ -397,4 +397,35 @@ fn bad_input_is_invalid_args_and_no_match_is_an_empty_list_with_a_hint() {
     assert_eq!(result["content"], json!([{ "type": "text", "text": hint }]));
     let limited = client.search(None, json!({ "query": "create", "limit": 1 }));
     assert_eq!(found(&limited).len(), 1);
+}
+
+/// Three deferred tools none of whose words a weather question uses.
+fn paraphrase_client(tools: Value) -> Client {
+    let mut config = json!({ "tools": { "deferred": ["*"] } });
+    for (key, value) in tools.as_object().unwrap() {
+        config["tools"][key] = value.clone();
+    }
+    let mut client = Client::new(config);
+    for (name, description) in [
+        ("refund_payment", "Refund a charge to the customer."),
+        ("get_forecast", "Get the weather forecast for a location."),
+        ("take_screenshot", "Capture the page as an image."),
+    ] {
+        client.register(spec(name, description, json!({})), None);
+    }
+    client
+}
+
+#[test]
+fn a_paraphrase_finds_a_tool_by_meaning_unless_semantic_search_is_off() {
+    let query = json!({ "query": "will it rain tomorrow" });
+    let mut fused = paraphrase_client(json!({}));
+    assert_eq!(found(&fused.search(None, query.clone())), ["get_forecast"]);
+    let money = json!({ "query": "give the client their money back", "limit": 1 });
+    assert_eq!(found(&fused.search(None, money)), ["refund_payment"]);
+
+    let mut lexical = paraphrase_client(json!({ "semanticSearch": false }));
+    let result = lexical.search(None, query);
+    assert_eq!(found(&result), Vec::<String>::new());
+    assert!(result["value"]["hint"].is_string(), "{result}");
 }

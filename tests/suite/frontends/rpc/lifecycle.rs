@@ -272,7 +272,7 @@ fn a_protocol_version_other_than_1_is_invalid_params_and_leaves_the_host_uniniti
 /// The effective configuration when nothing is configured.
 fn default_config() -> Value {
     json!({
-        "tools": { "mode": "native", "maxParallelSubCalls": 10, "toolOrder": [] },
+        "tools": { "mode": "native", "maxParallelSubCalls": 10, "toolOrder": [], "semanticSearch": true },
         "codeRuntime": {
             "language": "typescript", "languages": [], "python": null, "computeMs": 60000, "maxWallMs": 600000,
             "maxOutputBytes": 67108864, "maxHeapMb": 512, "poolSize": 2,
@@ -349,14 +349,13 @@ fn a_config_file_in_json_or_toml_is_merged_under_initialize_config() {
         "permissions": { "deny": ["bash"] }
     });
     let mut merged = default_config();
-    merged["tools"] = json!({ "mode": "both", "maxParallelSubCalls": 3, "toolOrder": ["bash"] });
+    merged["tools"] = json!({ "mode": "both", "maxParallelSubCalls": 3, "toolOrder": ["bash"], "semanticSearch": true });
     merged["codeRuntime"]["computeMs"] = json!(5000);
     merged["codeRuntime"]["maxHeapMb"] = json!(256);
     merged["permissions"]["deny"] = json!(["bash"]);
     merged["transport"]["maxMessageBytes"] = json!(1048576);
     let mut file_only = merged.clone();
-    file_only["tools"] =
-        json!({ "mode": "code", "maxParallelSubCalls": 3, "toolOrder": ["read", "write"] });
+    file_only["tools"] = json!({ "mode": "code", "maxParallelSubCalls": 3, "toolOrder": ["read", "write"], "semanticSearch": true });
     file_only["codeRuntime"]["maxHeapMb"] = json!(512);
     file_only["permissions"]["deny"] = json!([]);
     for file in &files {
