@@ -181,19 +181,12 @@ impl Index {
                 scores[document as usize] += idf * frequency * (K1 + 1.0) / (frequency + norm);
             }
         }
-        let mut ranked: Vec<(usize, f32)> = scores
+        let ranked = scores
             .into_iter()
             .enumerate()
             .filter(|(_, score)| *score > 0.0)
             .collect();
-        let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if ranked.len() > limit && limit > 0 {
-            ranked.select_nth_unstable_by(limit - 1, order);
-            ranked.truncate(limit);
-        }
-        ranked.sort_by(order);
-        ranked.truncate(limit);
-        ranked.into_iter().map(|(document, _)| document).collect()
+        best(ranked, limit)
     }
 
     /// Vocabulary words that `word` (three letters or more) is a proper prefix of.
@@ -209,6 +202,18 @@ impl Index {
             .map(|(_, term)| *term)
             .collect()
     }
+}
+
+/// The documents of the `limit` highest scores of `ranked` (document, score), best first,
+/// equal scores in document order; only those are sorted.
+pub(super) fn best(mut ranked: Vec<(usize, f32)>, limit: usize) -> Vec<usize> {
+    let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if ranked.len() > limit && limit > 0 {
+        ranked.select_nth_unstable_by(limit - 1, order);
+    }
+    ranked.truncate(limit);
+    ranked.sort_by(order);
+    ranked.into_iter().map(|(document, _)| document).collect()
 }
 
 #[cfg(test)]

@@ -55,20 +55,14 @@ impl SemanticIndex {
         if target.iter().all(|v| *v == 0.0) {
             return Vec::new();
         }
-        let mut ranked: Vec<(usize, f32)> = self
+        let ranked = self
             .vectors
             .chunks_exact(dims)
             .map(|row| row.iter().zip(&target).map(|(a, b)| a * b).sum::<f32>())
             .enumerate()
             .filter(|(_, similarity)| *similarity >= MIN_SIMILARITY)
             .collect();
-        let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if ranked.len() > limit && limit > 0 {
-            ranked.select_nth_unstable_by(limit - 1, order);
-        }
-        ranked.truncate(limit);
-        ranked.sort_by(order);
-        ranked.into_iter().map(|(document, _)| document).collect()
+        super::bm25::best(ranked, limit)
     }
 }
 
