@@ -154,6 +154,7 @@ mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpListener;
+    use tokio::task::JoinHandle;
 
     async fn pair() -> (TcpStream, TcpStream) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -162,19 +163,24 @@ mod tests {
         (near.unwrap(), far.unwrap().0)
     }
 
+    /// `sent` written into one connection, then its end; the relay moving it into another;
+    /// the receiving end of that one.
+    async fn relaying(sent: &[u8]) -> (JoinHandle<()>, JoinHandle<u64>, TcpStream) {
+        let (mut source, from) = pair().await;
+        let (to, sink) = pair().await;
+        let sent = sent.to_vec();
+        let writer = tokio::spawn(async move {
+            source.write_all(&sent).await.unwrap();
+            source.shutdown().await.unwrap();
+        });
+        let relay = tokio::spawn(async move { move_bytes(&from, &to).await.unwrap() });
+        (writer, relay, sink)
+    }
+
     #[tokio::test]
     async fn every_byte_arrives_in_order_and_the_end_is_passed_on() {
-        let (mut source, from) = pair().await;
-        let (to, mut sink) = pair().await;
         let sent: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
-        let writer = {
-            let sent = sent.clone();
-            tokio::spawn(async move {
-                source.write_all(&sent).await.unwrap();
-                source.shutdown().await.unwrap();
-            })
-        };
-        let relay = tokio::spawn(async move { move_bytes(&from, &to).await.unwrap() });
+        let (writer, relay, mut sink) = relaying(&sent).await;
         let mut received = Vec::new();
         sink.read_to_end(&mut received).await.unwrap();
         writer.await.unwrap();
@@ -186,17 +192,8 @@ mod tests {
     /// more, and the relay must neither stall (waiting for bytes already there) nor lose any.
     #[tokio::test]
     async fn a_slow_receiver_gets_everything_through_a_full_pipe() {
-        let (mut source, from) = pair().await;
-        let (to, mut sink) = pair().await;
         let sent: Vec<u8> = (0..12_000_000u32).map(|i| (i % 253) as u8).collect();
-        let writer = {
-            let sent = sent.clone();
-            tokio::spawn(async move {
-                source.write_all(&sent).await.unwrap();
-                source.shutdown().await.unwrap();
-            })
-        };
-        let relay = tokio::spawn(async move { move_bytes(&from, &to).await.unwrap() });
+        let (writer, relay, mut sink) = relaying(&sent).await;
         let received = tokio::time::timeout(std::time::Duration::from_secs(120), async move {
             let mut received = Vec::new();
             let mut slice = [0u8; 4096];

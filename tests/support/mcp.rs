@@ -284,17 +284,7 @@ pub fn python_client(name: &str, mode: &str, config: &Value, request: Value) -> 
     for (key, value) in request.as_object().unwrap() {
         spec[key] = value.clone();
     }
-    let output = std::process::Command::new(installed(".venv/bin/python"))
-        .arg(installed("client_check.py"))
-        .arg(spec.to_string())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "client failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).unwrap()
+    super::http::python_script("client_check.py", &spec)
 }
 
 impl Binary {
