@@ -87,6 +87,7 @@ fn spill_against_write(dir: &std::path::Path, bytes: usize) {
                         content: vec![ContentBlock::text(text.clone())],
                         meta: None,
                         additional_contexts: Vec::new(),
+                        structured_content: None,
                     };
                     let started_here = Instant::now();
                     let spilled = host.block_on(runtime.spill_content("big", result));

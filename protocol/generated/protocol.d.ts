@@ -1006,6 +1006,12 @@ meta?: JsonValue,
  */
 additionalContexts?: Array<ContextMessage>, 
 /**
+ * An MCP tool's `structuredContent`, whenever its server sent one (successes only;
+ * for a tool with an `outputSchema` it equals `value`). It describes `content`: a
+ * post-execute rewrite of the content or value drops it unless it sets its own.
+ */
+structuredContent?: JsonValue, 
+/**
  * The final content as the provider's tool-result block (with a `format`).
  */
 providerResult?: JsonValue, };
@@ -1914,6 +1920,11 @@ content?: Array<ContentBlock>,
  * Replacement value (revalidated and re-rendered).
  */
 value?: JsonValue, 
+/**
+ * The success's `structuredContent` from now on. Without it, replacing the content
+ * or the value drops the MCP server's, which described the content replaced.
+ */
+structuredContent?: JsonValue, 
 /**
  * Contexts appended after tool-deferred ones.
  */

@@ -326,6 +326,11 @@ pub enum PostToolDecision {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         value: Option<JsonValue>,
+        /// The success's `structuredContent` from now on. Without it, replacing the content
+        /// or the value drops the MCP server's, which described the content replaced.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        structured_content: Option<JsonValue>,
         /// Contexts appended after tool-deferred ones.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         #[ts(as = "Option<Vec<ContextMessage>>", optional)]

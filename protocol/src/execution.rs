@@ -112,6 +112,12 @@ pub struct ToolExecutionResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(as = "Option<Vec<ContextMessage>>", optional)]
     pub additional_contexts: Vec<ContextMessage>,
+    /// An MCP tool's `structuredContent`, whenever its server sent one (successes only;
+    /// for a tool with an `outputSchema` it equals `value`). It describes `content`: a
+    /// post-execute rewrite of the content or value drops it unless it sets its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub structured_content: Option<JsonValue>,
     /// The final content as the provider's tool-result block (with a `format`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]

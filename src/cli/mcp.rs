@@ -29,9 +29,12 @@ pub async fn serve_mcp(
         Some(options) => Some(http::bind(options).await?),
         None => None,
     };
-    // Servers' elicitations go to the calling client, else to `--elicit`.
+    // Servers' elicitations go to the calling client, else to `--elicit`; their OAuth
+    // browser steps to a client that declared URL elicitation, else to stderr.
     let elicitor = Arc::new(ForwardingElicitor::new(super::elicit::fallback(elicit)));
-    let host = Host::assemble_eliciting(config, mode, Some(elicitor.clone())).await?;
+    let host =
+        Host::assemble_eliciting(config, mode, Some(elicitor.clone()), Some(elicitor.clone()))
+            .await?;
     if mode != PresentationMode::Native
         && let Err(e) = host.code.prewarm().await
     {

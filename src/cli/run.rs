@@ -27,7 +27,7 @@ pub async fn run_program(
     let code = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the program {}", path.display()))?;
     let elicitor = Some(super::elicit::for_run(elicit));
-    let host = Host::assemble_eliciting(config, PresentationMode::Code, elicitor).await?;
+    let host = Host::assemble_eliciting(config, PresentationMode::Code, elicitor, None).await?;
     let failed = failed_servers(&host);
     if !failed.is_empty() {
         // The program would run without those tools: say why instead, and fail.

@@ -9,6 +9,7 @@ use crate::builtins::{self, BuiltinsError};
 use crate::code_mode::CodeMode;
 use crate::mcp::McpHost;
 use crate::mcp::elicitation::Elicitor;
+use crate::mcp::oauth::UrlOpener;
 use crate::pipeline::ToolRuntime;
 use crate::pipeline::wrappers::{Metrics, ToolMetrics};
 use crate::policy::{Book, BookError, PolicySet};
@@ -68,15 +69,17 @@ impl Host {
     /// A host with `config` applied, presenting `mode` whatever `tools.mode` says, once its
     /// MCP servers' first listing has settled (the local commands: `run`, `sdk`, `mcp`).
     pub async fn assemble(config: &HostConfig, mode: PresentationMode) -> Result<Host, HostError> {
-        Host::assemble_eliciting(config, mode, None).await
+        Host::assemble_eliciting(config, mode, None, None).await
     }
 
     /// [`assemble`](Self::assemble) with `elicitor` answering the MCP servers' elicitations
-    /// (set before they start: their `initialize` declares what it answers).
+    /// (set before they start: their `initialize` declares what it answers) and `opener`
+    /// taking their OAuth browser steps (else they are printed).
     pub async fn assemble_eliciting(
         config: &HostConfig,
         mode: PresentationMode,
         elicitor: Option<Arc<dyn Elicitor>>,
+        opener: Option<Arc<dyn UrlOpener>>,
     ) -> Result<Host, HostError> {
         let mut config = config.clone();
         config.tools.mode = mode;
@@ -84,6 +87,7 @@ impl Host {
         if let Some(elicitor) = elicitor {
             host.mcp.set_elicitor(elicitor);
         }
+        host.mcp.set_url_opener(opener);
         host.configure(&config)?;
         host.mcp.ready().await;
         Ok(host)

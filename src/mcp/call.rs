@@ -228,8 +228,8 @@ fn normalize(
         .filter_map(|block| serde_json::to_value(block).ok())
         .filter_map(|block| serde_json::from_value(block).ok())
         .collect();
-    let value = match (shape, result.structured_content) {
-        (OutputShape::Structured, Some(value)) => value,
+    let value = match (shape, &result.structured_content) {
+        (OutputShape::Structured, Some(value)) => value.clone(),
         (OutputShape::Structured, None) => {
             return Err(ToolError::new(format!(
                 "MCP tool \"{tool}\" of server \"{server}\" declares an outputSchema but returned no structuredContent"
@@ -237,10 +237,12 @@ fn normalize(
         }
         (OutputShape::Text, _) => Value::String(text),
     };
+    // Kept whatever the shape, so a client of the host (and `dsh-tools mcp`) sees it too.
     Ok(BodyOutput {
         value,
         content: (!content.is_empty()).then_some(content),
         meta: None,
+        structured_content: result.structured_content,
     })
 }
 
@@ -275,6 +277,7 @@ mod tests {
                     json!([{ "type": "text", "text": "a" }, image, { "type": "text", "text": "b" }]),
                 ),
                 meta: None,
+                structured_content: None,
             }),
         );
         check(
@@ -284,6 +287,18 @@ mod tests {
                 value: json!({ "n": 1.50 }),
                 content: blocks(json!([{ "type": "text", "text": "{}" }])),
                 meta: None,
+                structured_content: Some(json!({ "n": 1.50 })),
+            }),
+        );
+        // Without an outputSchema the value is the text, and the object is kept beside it.
+        check(
+            OutputShape::Text,
+            json!({ "content": [{ "type": "text", "text": "sunny" }], "structuredContent": { "sky": "clear" } }),
+            Ok(BodyOutput {
+                value: json!("sunny"),
+                content: blocks(json!([{ "type": "text", "text": "sunny" }])),
+                meta: None,
+                structured_content: Some(json!({ "sky": "clear" })),
             }),
         );
         check(
@@ -293,6 +308,7 @@ mod tests {
                 value: json!(""),
                 content: None,
                 meta: None,
+                structured_content: None,
             }),
         );
         check(

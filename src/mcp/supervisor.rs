@@ -291,6 +291,10 @@ impl Supervisor {
         if let Some(Startup::Unauthorized(challenge, _)) = &startup
             && let Some(oauth) = remote.oauth()
         {
+            if oauth.settles_before_the_browser_step() {
+                // Its client is served meanwhile; the tools come with the authorization.
+                self.settled.send_replace(true);
+            }
             let fresh = match self.until_stopped(oauth.authorize(challenge)).await {
                 None => return Err(Ended::Stopped),
                 Some(Err(e)) => {

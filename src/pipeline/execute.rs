@@ -5,8 +5,7 @@
 use super::ToolRuntime;
 use super::dispatch::{Next, contained, panic_message};
 use super::hooks::{
-    ApprovalOutcome, ApprovalRequest, BlockFeedback, Dispatch, DispatchOutcome, HookSet,
-    PostDecision, PreDecision, feedback_message,
+    ApprovalOutcome, ApprovalRequest, Dispatch, DispatchOutcome, HookSet, PreDecision,
 };
 use super::sequencer::Turns;
 use crate::json;
@@ -325,106 +324,14 @@ impl ToolRuntime {
                 value,
                 content,
                 meta,
-            }) => canonical_result(execution, registration, definition, value, content, meta).await,
-        }
-    }
-
-    /// The post-execute waterfall over a dispatched result.
-    async fn post_execute(
-        &self,
-        execution: &Arc<ToolExecution>,
-        tool: &RegisteredTool,
-        mut result: ToolExecutionResult,
-        hooks: &HookSet,
-    ) -> ToolExecutionResult {
-        let definition = &tool.definition;
-        for listener in hooks.post.iter().filter(|l| l.applies_to(execution)) {
-            let decision =
-                match contained(async { listener.hook.decide(execution, &result).await }).await {
-                    Ok(decision) => decision,
-                    // The call was cancelled while the hook was asked and nothing came of it:
-                    // after dispatch that replaces only a success (a failure stays).
-                    Err(error) if error.is_abort() => return aborted_unless_failed(result),
-                    Err(error) => {
-                        let hook = listener.hook.name();
-                        let message = format!(
-                            "tools/post-execute hook \"{hook}\" failed: {}",
-                            error.message
-                        );
-                        return keep_contexts(
-                            result,
-                            ToolExecutionResult::failure(ToolError::new(message)),
-                        );
-                    }
-                };
-            match decision {
-                PostDecision::Accept {
-                    content: Some(_),
-                    value: Some(_),
-                    ..
-                } => {
-                    let message =
-                        "tools/post-execute accept decision cannot replace both value and content";
-                    return keep_contexts(
-                        result,
-                        ToolExecutionResult::failure(ToolError::new(message)),
-                    );
-                }
-                PostDecision::Accept { value: Some(_), .. } if result.is_error() => {
-                    let message = "tools/post-execute cannot replace the value of a failed result";
-                    return keep_contexts(
-                        result,
-                        ToolExecutionResult::failure(ToolError::new(message)),
-                    );
-                }
-                PostDecision::Accept {
-                    content,
-                    value,
-                    mut additional_contexts,
-                } => {
-                    if let Some(value) = value {
-                        let replaced = canonical_result(
-                            execution,
-                            &tool.registration,
-                            definition,
-                            value,
-                            None,
-                            None,
-                        )
+                structured_content,
+            }) => {
+                let result =
+                    canonical_result(execution, registration, definition, value, content, meta)
                         .await;
-                        result = keep_contexts(result, replaced);
-                    }
-                    if let Some(content) = content {
-                        result.content = content;
-                    }
-                    result.additional_contexts.append(&mut additional_contexts);
-                }
-                PostDecision::Block {
-                    feedback,
-                    additional_contexts,
-                } => {
-                    let mut blocked = match feedback {
-                        BlockFeedback::Text(text) => {
-                            ToolExecutionResult::failure(ToolError::new(text))
-                        }
-                        BlockFeedback::Blocks(blocks) => {
-                            let message = feedback_message(&blocks);
-                            let mut failure = ToolExecutionResult::failure(ToolError::new(message));
-                            failure.content = blocks;
-                            failure
-                        }
-                    };
-                    blocked.additional_contexts = additional_contexts;
-                    return blocked;
-                }
+                with_structured_content(&execution.name, result, structured_content)
             }
         }
-        // A decision that came in after the call was cancelled still applies (a block stays a
-        // block), but a success it left becomes ABORTED, keeping its contexts.
-        if execution.signal.is_aborted() {
-            return aborted_unless_failed(result);
-        }
-        result
     }
 }
 
@@ -457,7 +364,7 @@ fn rooted_like_violations(mut lossy: json::LossyJson) -> json::LossyJson {
 }
 
 /// Snapshots, validates and renders a canonical value.
-async fn canonical_result(
+pub(super) async fn canonical_result(
     execution: &ToolExecution,
     registration: &str,
     definition: &ToolDefinition,
@@ -504,7 +411,28 @@ async fn canonical_result(
         content,
         meta,
         additional_contexts: Vec::new(),
+        structured_content: None,
     }
+}
+
+/// A success carrying `structured` (canonical, as its value is) as its `structuredContent`;
+/// a failure stays as it is.
+pub(super) fn with_structured_content(
+    name: &str,
+    mut result: ToolExecutionResult,
+    structured: Option<Value>,
+) -> ToolExecutionResult {
+    let Some(mut structured) = structured else {
+        return result;
+    };
+    if result.is_error() {
+        return result;
+    }
+    if let Err(lossy) = json::canonicalize(&mut structured, "structuredContent") {
+        return keep_contexts(result, invalid_output(name, &lossy.to_string()));
+    }
+    result.structured_content = Some(structured);
+    result
 }
 
 /// Strings raw, any other JSON pretty (indentation capped at ten characters).
@@ -551,17 +479,8 @@ fn denied(reason: String) -> ToolExecutionResult {
     ToolExecutionResult::failure(ToolError::new(reason))
 }
 
-/// `ABORTED` in place of a success (keeping its contexts); a failure stays more specific.
-fn aborted_unless_failed(result: ToolExecutionResult) -> ToolExecutionResult {
-    if result.is_error() {
-        return result;
-    }
-    let aborted = ToolExecutionResult::harness(HarnessCode::Aborted, "tool call aborted");
-    keep_contexts(result, aborted)
-}
-
 /// `next` with the contexts `previous` had gathered (tool-deferred contexts survive failures).
-fn keep_contexts(
+pub(super) fn keep_contexts(
     previous: ToolExecutionResult,
     mut next: ToolExecutionResult,
 ) -> ToolExecutionResult {

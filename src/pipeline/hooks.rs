@@ -38,6 +38,9 @@ pub enum PostDecision {
         content: Option<Vec<ContentBlock>>,
         /// Replacement value (revalidated, re-rendered).
         value: Option<Value>,
+        /// `structuredContent` for the result (a success's). Without it, replacing the
+        /// content or the value drops the server's, which described the old content.
+        structured_content: Option<Value>,
         /// Contexts appended after tool-deferred ones.
         additional_contexts: Vec<ContextMessage>,
     },
@@ -56,6 +59,7 @@ impl PostDecision {
         PostDecision::Accept {
             content: None,
             value: None,
+            structured_content: None,
             additional_contexts: Vec::new(),
         }
     }

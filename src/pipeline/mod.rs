@@ -4,6 +4,7 @@
 mod dispatch;
 mod execute;
 pub mod hooks;
+mod post_execute;
 mod schedule;
 mod sequencer;
 mod spill;

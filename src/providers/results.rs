@@ -7,14 +7,16 @@ use super::ProviderFormat;
 use dsh_tools_protocol::ContentBlock;
 use serde_json::{Map, Value, json};
 
-/// The tool-result block answering the call `call_id` of tool `name`.
+/// The tool-result block answering the call `call_id` of tool `name`; `structured` is
+/// MCP's `structuredContent` (an MCP server's own, else a success's value), kept when it is
+/// an object.
 pub fn tool_result(
     format: ProviderFormat,
     call_id: &str,
     name: &str,
     is_error: bool,
     content: &[ContentBlock],
-    value: Option<&Value>,
+    structured: Option<&Value>,
 ) -> Value {
     match format {
         ProviderFormat::Anthropic => {
@@ -69,7 +71,7 @@ pub fn tool_result(
             let mut out = Map::new();
             let blocks = serde_json::to_value(content).unwrap_or_else(|_| json!([]));
             out.insert("content".into(), blocks);
-            if let Some(structured) = value.filter(|v| v.is_object()) {
+            if let Some(structured) = structured.filter(|v| v.is_object()) {
                 out.insert("structuredContent".into(), structured.clone());
             }
             out.insert("isError".into(), Value::Bool(is_error));

@@ -18,6 +18,8 @@ pub struct BodyOutput {
     pub content: Option<Vec<ContentBlock>>,
     /// Presentation metadata.
     pub meta: Option<Value>,
+    /// An MCP server's `structuredContent` (see [`ToolExecutionResult::structured_content`]).
+    pub structured_content: Option<Value>,
 }
 
 impl From<Value> for BodyOutput {
@@ -26,6 +28,7 @@ impl From<Value> for BodyOutput {
             value,
             content: None,
             meta: None,
+            structured_content: None,
         }
     }
 }

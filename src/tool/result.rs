@@ -115,6 +115,12 @@ pub struct ToolExecutionResult {
     pub meta: Option<Value>,
     /// Contexts the loop appends after the result, in order.
     pub additional_contexts: Vec<ContextMessage>,
+    /// An MCP server's `structuredContent`, kept whenever it sent one (successes only): the
+    /// value of a tool with an `outputSchema` is this object, but a tool without one has a
+    /// text value, and this is the only place the server's object survives. It describes
+    /// the content, so a post-execute rewrite of the content or value drops it (unless the
+    /// rewrite sets its own); spill keeps it, as it keeps the value.
+    pub structured_content: Option<Value>,
 }
 
 impl ToolExecutionResult {
@@ -126,6 +132,7 @@ impl ToolExecutionResult {
             content,
             meta: None,
             additional_contexts: Vec::new(),
+            structured_content: None,
         }
     }
 

@@ -10,14 +10,19 @@ list_changed notifications arrived and the tools listed after them. A call with
 reports every callback as [progress, total, message]; "progressNotifications" counts every
 notifications/progress the session saw. With "elicit": {"action": ..., "content": ...} the
 client declares elicitation (form and URL) and answers every elicitation/create with it;
-"elicitations" then lists each request's params.
+"elicitations" then lists each request's params. With "follow": true a URL elicitation's URL
+is first fetched like a browser would (redirects followed), and "followed" lists each final
+status. With "awaitTool": NAME the calls wait until a listing (after list_changed) has NAME.
+"env" adds variables to the server's environment.
 
 Usage: client_check.py '{"command": ..., "args": [...], "calls": [{"name": ..., "arguments": {...}, "progress": true}],
-                         "resources": ["<uri>", ...], "relist": true, "elicit": {"action": "accept", ...}}'
+                         "resources": ["<uri>", ...], "relist": true, "elicit": {"action": "accept", ...},
+                         "follow": true, "awaitTool": "<name>", "env": {"NAME": "value"}}'
 """
 
 import asyncio
 import json
+import urllib.request
 
 import anyio
 import sys
@@ -38,8 +43,9 @@ def tool_report(tool):
 
 
 async def main(spec):
-    server = StdioServerParameters(command=spec["command"], args=spec["args"])
+    server = StdioServerParameters(command=spec["command"], args=spec["args"], env=spec.get("env"))
     list_changed = anyio.Event()
+    next_change = [anyio.Event()]
     changes = []
     progressed = []
 
@@ -47,13 +53,21 @@ async def main(spec):
         if getattr(message, "method", None) == "notifications/tools/list_changed":
             changes.append(message.method)
             list_changed.set()
+            next_change[0].set()
         if getattr(message, "method", None) == "notifications/progress":
             progressed.append(message.method)
 
     elicitations = []
+    followed = []
+
+    def browse(url):
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.status
 
     async def on_elicit(context, params):
         elicitations.append(params.model_dump(mode="json", by_alias=True, exclude_none=True))
+        if spec.get("follow") and getattr(params, "mode", None) == "url":
+            followed.append(await anyio.to_thread.run_sync(browse, params.url))
         return types.ElicitResult(**spec["elicit"])
 
     answering = {"elicitation_callback": on_elicit} if "elicit" in spec else {}
@@ -61,6 +75,11 @@ async def main(spec):
         async with ClientSession(read, write, message_handler=on_message, **answering) as session:
             init = await session.initialize()
             listed = await session.list_tools()
+            while "awaitTool" in spec and spec["awaitTool"] not in [t.name for t in listed.tools]:
+                with anyio.fail_after(120):
+                    await next_change[0].wait()
+                next_change[0] = anyio.Event()
+                listed = await session.list_tools()
             report = {
                 "server": init.server_info.name,
                 "listChanged": bool(init.capabilities.tools and init.capabilities.tools.list_changed),
@@ -110,6 +129,8 @@ async def main(spec):
     report["progressNotifications"] = len(progressed)
     if "elicit" in spec:
         report["elicitations"] = elicitations
+    if spec.get("follow"):
+        report["followed"] = followed
     print(json.dumps(report))
 
 

@@ -304,9 +304,24 @@ impl Binary {
 
     /// `command` (a `dsh-tools` binary, set up as the caller likes) run like [`Binary::spawn`].
     pub fn spawn_command(
+        command: std::process::Command,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Binary {
+        Binary::spawn_command_with(command, args, env, std::process::Stdio::null())
+    }
+
+    /// [`Binary::spawn_with_env`] with stderr piped, for the test to read (`child.stderr`).
+    pub fn spawn_reading_stderr(args: &[&str], env: &[(&str, &str)]) -> Binary {
+        let command = std::process::Command::new(env!("CARGO_BIN_EXE_dsh-tools"));
+        Binary::spawn_command_with(command, args, env, std::process::Stdio::piped())
+    }
+
+    fn spawn_command_with(
         mut command: std::process::Command,
         args: &[&str],
         env: &[(&str, &str)],
+        stderr: std::process::Stdio,
     ) -> Binary {
         use std::process::Stdio;
         command
@@ -314,7 +329,7 @@ impl Binary {
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null());
+            .stderr(stderr);
         // A freshly copied binary is "busy" while another test's fork, not yet exec'd,
         // still holds the copy's write descriptor: that ends within moments.
         let mut attempts = 0;
@@ -375,6 +390,21 @@ impl Binary {
         let mut line = String::new();
         (self.stdout.read_line(&mut line).unwrap() > 0)
             .then(|| serde_json::from_str(&line).unwrap())
+    }
+
+    /// The first notification `method`, from `inbox` (taken out) or read next (what comes
+    /// before it goes to `inbox`).
+    pub fn notified(&mut self, method: &str) -> Value {
+        if let Some(index) = self.inbox.iter().position(|m| m["method"] == method) {
+            return self.inbox.remove(index);
+        }
+        loop {
+            let message = self.read().expect("host closed stdout before notifying");
+            if message["method"] == method && message.get("id").is_none() {
+                return message;
+            }
+            self.inbox.push(message);
+        }
     }
 
     /// Sends a request and returns its response; other messages go to `inbox`.
@@ -486,6 +516,12 @@ impl Drop for Binary {
 /// Whether every server is running.
 pub fn all_running(status: &[McpServerStatus]) -> bool {
     status.iter().all(|s| s.state == McpServerState::Running)
+}
+
+/// `tests/mcp-servers/structured_server.py`: `forecast`, structuredContent without an
+/// outputSchema.
+pub fn structured() -> Value {
+    json!({ "command": installed(".venv/bin/python"), "args": [installed("structured_server.py")] })
 }
 
 /// `tests/mcp-servers/hostile_server.py` (breaks its transport on request) with `flags`.

@@ -94,6 +94,7 @@ pub fn text_success(text: &str) -> ToolExecutionResult {
         content: vec![ContentBlock::text(text)],
         meta: None,
         additional_contexts: Vec::new(),
+        structured_content: None,
     }
 }
 
@@ -104,6 +105,7 @@ pub fn success(value: Value, content_text: &str) -> ToolExecutionResult {
         content: vec![ContentBlock::text(content_text)],
         meta: None,
         additional_contexts: Vec::new(),
+        structured_content: None,
     }
 }
 

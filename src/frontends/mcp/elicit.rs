@@ -8,12 +8,15 @@ use crate::mcp::elicitation::{Answer, Elicitation, Elicitor, Modes, mode_name};
 use futures::future::BoxFuture;
 use rmcp::model::ElicitRequestParams;
 use rmcp::service::ElicitationMode;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+use tokio::sync::watch;
 
 /// Forwards to each scope's MCP client; made before the host (whose servers declare its
-/// modes when they start), connected to the front's clients once the front exists.
+/// modes when they start), connected to the front's clients once the front exists. Also
+/// OAuth's browser step of those servers ([`super::browser`]).
 pub struct ForwardingElicitor {
-    clients: OnceLock<Arc<ExitForwarder>>,
+    /// The front's clients, once it exists.
+    pub(super) clients: watch::Sender<Option<Arc<ExitForwarder>>>,
     fallback: Option<Arc<dyn Elicitor>>,
 }
 
@@ -21,14 +24,14 @@ impl ForwardingElicitor {
     /// Asks the clients, else `fallback`, else declines.
     pub fn new(fallback: Option<Arc<dyn Elicitor>>) -> Self {
         ForwardingElicitor {
-            clients: OnceLock::new(),
+            clients: watch::channel(None).0,
             fallback,
         }
     }
 
     /// Reaches the clients of `clients` from now on.
     pub(super) fn connect(&self, clients: Arc<ExitForwarder>) {
-        let _ = self.clients.set(clients);
+        self.clients.send_replace(Some(clients));
     }
 }
 
@@ -40,7 +43,8 @@ impl Elicitor for ForwardingElicitor {
 
     fn elicit(&self, request: Elicitation) -> BoxFuture<'static, Answer> {
         let scope = request.call.as_ref().and_then(|call| call.agent.clone());
-        let peer = self.clients.get().and_then(|clients| clients.peer(&scope));
+        let clients = self.clients.borrow().clone();
+        let peer = clients.and_then(|clients| clients.peer(&scope));
         let wanted = match &request.params {
             ElicitRequestParams::FormElicitationParams { .. } => ElicitationMode::Form,
             _ => ElicitationMode::Url,

@@ -7,10 +7,12 @@
 //! ([`http`]) every MCP session is a front of its own in an agent scope of its own. A call
 //! whose request carries `_meta.progressToken` has its live output and progress sent as
 //! `notifications/progress` ([`progress`]). An ingested server's elicitation during a call
-//! goes to the calling scope's client ([`ForwardingElicitor`]).
+//! goes to the calling scope's client ([`ForwardingElicitor`]), and so does the browser step
+//! of a server's OAuth, as a URL elicitation ([`browser`]).
 
 mod admission;
 mod approvals;
+mod browser;
 mod elicit;
 mod exits;
 pub mod gate;
@@ -227,14 +229,15 @@ impl McpFront {
             return CallToolResult::error(content);
         }
         let mut answer = CallToolResult::success(content);
-        let structured = self
-            .runtime
-            .registry()
-            .resolve(&name, self.scope.as_ref())
-            .is_some_and(|tool| object_schema(tool.definition.output.presented_schema()).is_some());
-        if structured {
-            answer.structured_content = result.value().cloned();
-        }
+        // The server's structuredContent as it sent it; else, for a tool listed with an
+        // `outputSchema`, its value (which MCP then requires).
+        answer.structured_content = result.structured_content.clone().or_else(|| {
+            self.runtime
+                .registry()
+                .resolve(&name, self.scope.as_ref())
+                .filter(|tool| object_schema(tool.definition.output.presented_schema()).is_some())
+                .and_then(|_| result.value().cloned())
+        });
         answer
     }
 }

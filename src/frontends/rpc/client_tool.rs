@@ -141,6 +141,7 @@ impl ToolBody for ClientBody {
                 value: answer.value,
                 content: answer.content,
                 meta: answer.meta,
+                structured_content: None,
             })
         })
     }

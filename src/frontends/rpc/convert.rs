@@ -36,6 +36,7 @@ pub fn result(result: &ToolExecutionResult) -> wire::ToolExecutionResult {
         content: result.content.clone(),
         meta: result.meta.clone(),
         additional_contexts: result.additional_contexts.clone(),
+        structured_content: result.structured_content.clone(),
         provider_result: None,
     }
 }
@@ -99,9 +100,14 @@ pub fn write_shaped_result_json(
         out.push_str(",\"additionalContexts\":");
         json::append_serialized(out, &result.additional_contexts);
     }
+    if let Some(structured) = &result.structured_content {
+        out.push_str(",\"structuredContent\":");
+        json::write_compact(out, structured);
+    }
     if let Some(shape) = shape {
-        let value = match &result.outcome {
-            Outcome::Success(value) => Some(&**value),
+        // MCP's block: the server's structuredContent, else the value.
+        let structured = match &result.outcome {
+            Outcome::Success(value) => result.structured_content.as_ref().or(Some(&**value)),
             Outcome::Failure(_) => None,
         };
         let block = providers::tool_result(
@@ -110,7 +116,7 @@ pub fn write_shaped_result_json(
             shape.name,
             result.is_error(),
             &result.content,
-            value,
+            structured,
         );
         out.push_str(",\"providerResult\":");
         json::write_compact(out, &block);
@@ -219,10 +225,12 @@ pub fn post_decision(decision: wire::PostToolDecision) -> PostDecision {
         wire::PostToolDecision::Accept {
             content,
             value,
+            structured_content,
             additional_contexts,
         } => PostDecision::Accept {
             content,
             value,
+            structured_content,
             additional_contexts,
         },
         wire::PostToolDecision::Block {
@@ -276,6 +284,36 @@ mod tests {
         assert!(text.len() <= result_json_capacity(result) + 256, "{text}");
     }
 
+    /// MCP's tool-result block carries the server's `structuredContent` of a tool whose
+    /// value is text, and an object value otherwise.
+    #[test]
+    fn the_mcp_block_carries_the_servers_structured_content_else_an_object_value() {
+        let block = |result: &ToolExecutionResult| {
+            let mut text = String::new();
+            let shape = ResultShape {
+                format: ProviderFormat::Mcp,
+                call_id: "c",
+                name: "t",
+            };
+            write_shaped_result_json(&mut text, result, Some(shape));
+            let written: Value = serde_json::from_str(&text).unwrap();
+            written["providerResult"]["structuredContent"].clone()
+        };
+        let mut text = ToolExecutionResult {
+            outcome: Outcome::Success(Arc::new(json!("sunny"))),
+            content: vec![ContentBlock::text("sunny")],
+            meta: None,
+            additional_contexts: Vec::new(),
+            structured_content: None,
+        };
+        assert_eq!(block(&text), Value::Null);
+        text.structured_content = Some(json!({ "sky": "clear" }));
+        assert_eq!(block(&text), json!({ "sky": "clear" }));
+        text.structured_content = None;
+        text.outcome = Outcome::Success(Arc::new(json!({ "n": 1 })));
+        assert_eq!(block(&text), json!({ "n": 1 }));
+    }
+
     #[test]
     fn results_written_in_place_match_the_wire_type() {
         let context = serde_json::from_value(json!({
@@ -287,6 +325,7 @@ mod tests {
             content: vec![ContentBlock::text("a\tb")],
             meta: Some(json!({ "card": { "kind": "x" } })),
             additional_contexts: vec![context],
+            structured_content: Some(json!({ "n": 1.5, "s": "\"x\"" })),
         });
         check(&ToolExecutionResult::failure(ToolError::new(
             "plain \\ failure",

@@ -10,8 +10,9 @@
 //! - **Only servers without credentials of their own**: a server with `bearerTokenEnv` or an
 //!   `Authorization` header is never sent through OAuth; its 401 is a failure.
 //! - **The browser step** goes where a person is: to a front end that declared `openUrl`
-//!   (`client/openUrl` with the URL and why), else printed on stderr (`dsh-tools run`), a
-//!   loopback redirect listener waiting either way; or followed by the host itself
+//!   (`client/openUrl` with the URL and why), to `dsh-tools mcp`'s MCP client that declared
+//!   URL elicitation (`elicitation/create`, mode `url`), else printed on stderr, a loopback
+//!   redirect listener waiting in every case; or followed by the host itself
 //!   (`--oauth-headless` sets [`BrowserStep::Headless`], for servers that approve without a
 //!   person).
 //! - **Tokens** live in a 0600 file per server under the user's config dir ([`store`]) and
@@ -60,16 +61,41 @@ pub fn set_browser_step(step: BrowserStep) {
     *STEP.write() = step;
 }
 
-/// Shows a URL to a person: a front end's `client/openUrl`.
+/// Shows a URL to a person: a front end's `client/openUrl`, or `dsh-tools mcp`'s URL
+/// elicitation of its MCP client.
 pub trait UrlOpener: Send + Sync {
     /// Asks for `url` to be opened for `server`, saying `reason`; an error (or a refusal)
-    /// gives the authorization up.
+    /// gives the authorization up. The redirect is awaited meanwhile, so an opener that
+    /// never answers leaves the person all of [`AUTHORIZATION_WAIT`].
     fn open_url(
         &self,
         server: &str,
         url: &str,
         reason: &str,
     ) -> BoxFuture<'static, Result<(), String>>;
+
+    /// Whether its client may connect only after the servers started (`dsh-tools mcp`, whose
+    /// client is served once the first listing settled): then a server waiting for its
+    /// browser step counts as settled, and its tools are announced once it is authorized.
+    fn awaits_a_client(&self) -> bool {
+        false
+    }
+}
+
+/// Prints the browser step of `server` on stderr, for the person at the terminal (not a log
+/// line: a log level may hide it).
+pub fn print_browser_step(server: &str, url: &str) {
+    let redirect = url::Url::parse(url).ok().and_then(|url| {
+        url.query_pairs()
+            .find(|(key, _)| key == "redirect_uri")
+            .map(|(_, value)| value.into_owned())
+    });
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "dsh-tools: MCP server \"{server}\" needs authorization. Open this URL in a browser:\n  {url}\n(waiting up to {} s for the redirect to {})",
+        AUTHORIZATION_WAIT.as_secs(),
+        redirect.as_deref().unwrap_or("the loopback listener")
+    );
 }
 
 /// Where one host's authorization URLs go: its front end's opener, once one is set.
@@ -174,6 +200,16 @@ impl ServerAuth {
         })
     }
 
+    /// Whether the server's first attempt counts as settled while it waits for its browser
+    /// step (see [`UrlOpener::awaits_a_client`]).
+    pub fn settles_before_the_browser_step(&self) -> bool {
+        *STEP.read() == BrowserStep::Print
+            && self
+                .browser
+                .opener()
+                .is_some_and(|opener| opener.awaits_a_client())
+    }
+
     /// Runs the authorization code flow for the 401 whose `WWW-Authenticate` is `challenge`;
     /// the tokens are saved before the client is returned.
     pub async fn authorize(&self, challenge: &str) -> Result<Authorized, String> {
@@ -232,14 +268,7 @@ impl ServerAuth {
                 }
             }
             (BrowserStep::Print, None) => {
-                // For the person at the terminal, not a log line (a log level may hide it).
-                let _ = writeln!(
-                    std::io::stderr().lock(),
-                    "dsh-tools: MCP server \"{}\" needs authorization. Open this URL in a browser:\n  {url}\n(waiting up to {} s for the redirect to {})",
-                    self.name,
-                    AUTHORIZATION_WAIT.as_secs(),
-                    loopback.redirect_uri()
-                );
+                print_browser_step(&self.name, url);
                 wait_for(&loopback).await?
             }
         };

@@ -10,5 +10,6 @@ mod lifecycle;
 mod oauth;
 mod progress;
 mod sandbox;
+mod structured;
 mod transport;
 mod versions;

@@ -6,12 +6,14 @@
 //! the next run; no token shows in any output; a refused authorization fails the run naming
 //! the server; without `--oauth-headless` the URL is printed and the loopback listener
 //! completes the flow when a browser (here, the test) follows it; a front end that declared
-//! `openUrl` is sent the URL as `client/openUrl` instead; a 403 `insufficient_scope` on a call
-//! is authorized for the larger scope and the call sent again.
+//! `openUrl` is sent the URL as `client/openUrl` instead, and under `dsh-tools mcp` an MCP
+//! client (the official Python SDK's) that declared URL elicitation is sent it as
+//! `elicitation/create` in mode `url`; a 403 `insufficient_scope` on a call is authorized for
+//! the larger scope and the call sent again.
 
 #![allow(clippy::unwrap_used)]
 
-use crate::support::mcp::{Binary, PATIENCE, scratch};
+use crate::support::mcp::{Binary, PATIENCE, python_client, scratch};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -338,6 +340,130 @@ fn a_front_end_with_open_url_is_sent_the_authorization_url_and_the_flow_complete
         json!({ "callId": "w", "name": "mcp__secure__whoami", "arguments": {} }),
     );
     assert_eq!(whoami["result"]["isError"], false, "{whoami}");
+    assert_eq!(mode(&setup.token_file()), 0o600);
+}
+
+/// The servers start before the client connects: the one needing OAuth does not hold the
+/// client back, its URL goes to the client as soon as it connected, and its tools are
+/// announced once the client's browser (here, the Python script) completed the flow.
+#[test]
+fn dsh_tools_mcp_sends_the_authorization_url_to_a_client_declaring_url_elicitation() {
+    let fixture = Fixture::start(&[]);
+    let setup = Setup::new("oauth-mcp-elicit", &fixture);
+    let config = json!({ "mcpServers": { "secure": { "url": fixture.url() } } });
+    let config_home = setup.dir.join("config-home");
+    let report = python_client(
+        "oauth-mcp-elicit",
+        "native",
+        &config,
+        json!({
+            "elicit": { "action": "accept" },
+            "follow": true,
+            "awaitTool": "mcp__secure__whoami",
+            "calls": [{ "name": "mcp__secure__whoami" }],
+            "env": { "XDG_CONFIG_HOME": config_home.to_str().unwrap() },
+        }),
+    );
+    let asked = report["elicitations"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "{report}");
+    assert_eq!(asked[0]["mode"], "url");
+    let authorize = format!("http://127.0.0.1:{}/authorize?", fixture.port);
+    assert!(
+        asked[0]["url"].as_str().unwrap().starts_with(&authorize),
+        "{}",
+        asked[0]
+    );
+    assert_eq!(
+        asked[0]["message"],
+        "The MCP server \"secure\" needs authorization: sign in and approve access for dsh-tools."
+    );
+    assert!(asked[0]["elicitationId"].is_string(), "{}", asked[0]);
+    assert_eq!(report["followed"], json!([200]));
+    let whoami = &report["calls"][0];
+    assert_eq!(whoami["isError"], false, "{whoami}");
+    assert!(
+        whoami["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("client client-"),
+        "{whoami}"
+    );
+    assert_eq!(mode(&setup.token_file()), 0o600);
+}
+
+/// A client without URL elicitation is not asked: the URL printed on stderr (as the servers
+/// start, before any client) completes the flow, and the client is told of the new tools.
+#[test]
+fn dsh_tools_mcp_prints_the_authorization_url_for_a_client_without_url_elicitation() {
+    let fixture = Fixture::start(&[]);
+    let setup = Setup::new("oauth-mcp-printed", &fixture);
+    let config = json!({ "mcpServers": { "secure": { "url": fixture.url() } } });
+    let config_file = crate::support::mcp::config_file("oauth-mcp-printed", &config);
+    let config_home = setup.dir.join("config-home");
+    let mut host = Binary::spawn_reading_stderr(
+        &["mcp", "--config", config_file.to_str().unwrap()],
+        &[("XDG_CONFIG_HOME", config_home.to_str().unwrap())],
+    );
+    let mut stderr = BufReader::new(host.child.stderr.take().unwrap());
+    let mut printed = Vec::new();
+    let url = loop {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "{printed:?}");
+        printed.push(line.clone());
+        if let Some(url) = line.trim().strip_prefix("http://") {
+            break format!("http://{url}");
+        }
+    };
+    assert!(
+        printed.iter().any(|line| line
+            .contains("MCP server \"secure\" needs authorization. Open this URL in a browser")),
+        "{printed:?}"
+    );
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    // Served meanwhile: a form-only client, which is never sent the URL.
+    let (initialized, asked) = host.request_answering(
+        "initialize",
+        json!({ "protocolVersion": "2025-11-25", "capabilities": { "elicitation": { "form": {} } },
+                "clientInfo": { "name": "oauth-test", "version": "1" } }),
+        |_| json!({}),
+    );
+    assert!(
+        initialized["result"]["serverInfo"].is_object(),
+        "{initialized}"
+    );
+    host.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    let listed = host.request("tools/list", json!({}));
+    let names = |listed: &Value| -> Vec<String> {
+        listed["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert!(!names(&listed).contains(&"mcp__secure__whoami".to_owned()));
+    // The person's browser.
+    let (status, location, _) = get(&url);
+    assert_eq!(status, 302);
+    assert_eq!(get(&location.unwrap()).0, 200);
+    // Its tools are announced once the token exchange is done.
+    host.notified("notifications/tools/list_changed");
+    assert!(
+        names(&host.request("tools/list", json!({}))).contains(&"mcp__secure__whoami".to_owned())
+    );
+    let (called, more) = host.request_answering(
+        "tools/call",
+        json!({ "name": "mcp__secure__whoami", "arguments": {} }),
+        |_| json!({}),
+    );
+    let elicited = |m: &Value| m["method"] == "elicitation/create";
+    assert!(
+        asked.is_empty() && more.is_empty() && !host.inbox.iter().any(elicited),
+        "{asked:?} {more:?} {:?}",
+        host.inbox
+    );
+    let text = called["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("client client-"), "{called}");
     assert_eq!(mode(&setup.token_file()), 0o600);
 }
 

@@ -505,6 +505,7 @@ async fn body_content_and_metadata_are_kept_beside_the_canonical_value() {
                 value: json!({ "lines": 3 }),
                 content: Some(vec![ContentBlock::text("three lines")]),
                 meta: Some(json!({ "path": "/a" })),
+                structured_content: None,
             })
         })
         .unwrap();
@@ -517,6 +518,7 @@ async fn body_content_and_metadata_are_kept_beside_the_canonical_value() {
             content: vec![ContentBlock::text("three lines")],
             meta: Some(json!({ "path": "/a" })),
             additional_contexts: Vec::new(),
+            structured_content: None,
         }
     );
 }

@@ -38,6 +38,7 @@ fn rich_output() -> BodyOutput {
         value: json!({ "a": 1 }),
         content: Some(vec![ContentBlock::text("one a")]),
         meta: Some(json!({ "m": true })),
+        structured_content: None,
     }
 }
 
@@ -50,6 +51,7 @@ fn accept_replacing(
         content,
         value,
         additional_contexts: contexts,
+        structured_content: None,
     }
 }
 
@@ -87,6 +89,7 @@ async fn accept_keeps_or_replaces_exactly_one_of_content_and_value() {
         content: vec![ContentBlock::text("one a")],
         meta: Some(json!({ "m": true })),
         additional_contexts: Vec::new(),
+        structured_content: None,
     };
     let cases: Vec<(PostDecision, ToolExecutionResult)> = vec![
         (PostDecision::accept(), rich()),
@@ -651,5 +654,72 @@ async fn observers_see_each_execution_once_with_the_final_result() {
     assert_eq!(
         only_a.all(),
         vec![("e".into(), json!({ "text": "x" }), edited)]
+    );
+}
+
+/// An MCP server's `structuredContent` describes the content: it survives an unchanged
+/// accept, a new value or new content drops it, a decision may set its own (canonical, on a
+/// success only), and a body's lossy one fails the call as a lossy value does.
+#[tokio::test]
+async fn structured_content_is_kept_dropped_or_replaced_by_post_execute() {
+    let with_structured = |structured: Value| {
+        Ok(BodyOutput {
+            structured_content: Some(structured),
+            ..rich_output()
+        })
+    };
+    let server = json!({ "sky": "clear" });
+    let set_own = |content, value, structured: Value| PostDecision::Accept {
+        content,
+        value,
+        structured_content: Some(structured),
+        additional_contexts: Vec::new(),
+    };
+    let cases = [
+        (PostDecision::accept(), Some(server.clone())),
+        (
+            accept_replacing(None, Some(json!({ "b": 2 })), vec![]),
+            None,
+        ),
+        (
+            accept_replacing(Some(vec![ContentBlock::text("x")]), None, vec![]),
+            None,
+        ),
+        (
+            set_own(None, Some(json!({ "b": 2 })), json!({ "b": 2.0 })),
+            Some(json!({ "b": 2 })),
+        ),
+        (
+            set_own(None, None, json!({ "own": true })),
+            Some(json!({ "own": true })),
+        ),
+    ];
+    for (decision, expected) in cases {
+        let (result, _) = run_post(
+            vec![],
+            with_structured(server.clone()),
+            vec![decision.clone()],
+        )
+        .await;
+        assert!(!result.is_error(), "{decision:?}: {result:?}");
+        assert_eq!(result.structured_content, expected, "{decision:?}");
+    }
+    let (result, _) = run_post(
+        vec![],
+        Err(ToolError::new("disk full")),
+        vec![set_own(None, None, json!({}))],
+    )
+    .await;
+    assert_eq!(
+        result,
+        failure("tools/post-execute cannot set the structuredContent of a failed result")
+    );
+    let (result, _) = run_post(vec![], with_structured(raw("1e400")), vec![]).await;
+    assert_eq!(
+        result,
+        harness(
+            HarnessCode::InvalidToolOutput,
+            "tool \"t\" returned invalid output: \"structuredContent\" is not lossless JSON: 1e+400 is outside the range of a double",
+        )
     );
 }

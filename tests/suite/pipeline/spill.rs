@@ -79,6 +79,7 @@ async fn a_post_execute_replacement_is_bounded_too_and_other_blocks_are_kept() {
                 content: Some(replacement),
                 value: None,
                 additional_contexts: Vec::new(),
+                structured_content: None,
             },
         ),
     );

@@ -761,7 +761,7 @@ fn a_hook_that_errors_or_answers_garbage_fails_the_call_closed() {
         (
             "hooks/postExecute",
             garbage(json!({ "kind": "accept", "why": 1 })),
-            "invalid answer: unknown field `why`, expected one of `content`, `value`, `additionalContexts`",
+            "invalid answer: unknown field `why`, expected one of `content`, `value`, `structuredContent`, `additionalContexts`",
         ),
         (
             "hooks/postExecute",
