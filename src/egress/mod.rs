@@ -18,8 +18,8 @@
 //!
 //! Bounds: a request head (or SOCKS5 handshake) must arrive within 30 s and fit 64 KiB; a
 //! connect or a lookup gives up after 30 s; an established tunnel may stay idle for as long
-//! as its ends keep it (a `git fetch` may think for minutes). Data moves through 64 KiB
-//! buffers, never a whole body.
+//! as its ends keep it (a `git fetch` may think for minutes). Data moves through a pipe of
+//! at most 1 MiB (`splice`), never a whole body.
 
 mod http;
 pub mod policy;
