@@ -258,20 +258,7 @@ fn the_printed_url_completes_the_flow_through_the_loopback_redirect() {
         .spawn()
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut printed = Vec::new();
-    let url = loop {
-        let mut line = String::new();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "{printed:?}");
-        printed.push(line.clone());
-        if let Some(url) = line.trim().strip_prefix("http://") {
-            break format!("http://{url}");
-        }
-    };
-    assert!(
-        printed.iter().any(|line| line
-            .contains("MCP server \"secure\" needs authorization. Open this URL in a browser")),
-        "{printed:?}"
-    );
+    let url = printed_authorization_url(&mut stderr);
     // The browser: the authorization server redirects to the loopback listener.
     let (status, location, _) = get(&url);
     assert_eq!(status, 302);
@@ -405,20 +392,7 @@ fn dsh_tools_mcp_prints_the_authorization_url_for_a_client_without_url_elicitati
         &[("XDG_CONFIG_HOME", config_home.to_str().unwrap())],
     );
     let mut stderr = BufReader::new(host.child.stderr.take().unwrap());
-    let mut printed = Vec::new();
-    let url = loop {
-        let mut line = String::new();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "{printed:?}");
-        printed.push(line.clone());
-        if let Some(url) = line.trim().strip_prefix("http://") {
-            break format!("http://{url}");
-        }
-    };
-    assert!(
-        printed.iter().any(|line| line
-            .contains("MCP server \"secure\" needs authorization. Open this URL in a browser")),
-        "{printed:?}"
-    );
+    let url = printed_authorization_url(&mut stderr);
     std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
     // Served meanwhile: a form-only client, which is never sent the URL.
     let (initialized, asked) = host.request_answering(
@@ -493,4 +467,24 @@ fn a_403_insufficient_scope_is_authorized_for_more_scopes_and_the_call_sent_agai
         .unwrap_or("");
     assert!(granted.split(' ').any(|s| s == "write"), "{saved}");
     assert_no_token_shown(&fixture, &shown);
+}
+
+/// The authorization URL the host prints on `stderr` for server "secure", after checking
+/// the words printed before it.
+fn printed_authorization_url(stderr: &mut impl BufRead) -> String {
+    let mut printed = Vec::new();
+    let url = loop {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "{printed:?}");
+        printed.push(line.clone());
+        if let Some(url) = line.trim().strip_prefix("http://") {
+            break format!("http://{url}");
+        }
+    };
+    assert!(
+        printed.iter().any(|line| line
+            .contains("MCP server \"secure\" needs authorization. Open this URL in a browser")),
+        "{printed:?}"
+    );
+    url
 }
