@@ -10,7 +10,7 @@
 //! words once, then takes each tool's best matches.
 
 use super::bm25::words;
-use super::embeddings::{Embeddings, normalize};
+use super::embeddings::{Embeddings, dot, normalize};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
@@ -75,44 +75,46 @@ impl AlignmentIndex {
     /// no word with a vector.
     pub fn search(&self, query: &str, limit: usize) -> Vec<usize> {
         let dims = self.embeddings.dims();
-        let words_known = self.vectors.len() / dims;
-        let mut similarities: Vec<f32> = Vec::new();
-        let mut target = vec![0.0; dims];
+        let mut targets: Vec<f32> = Vec::new();
         let mut pieces = Vec::new();
-        let mut asked = 0;
         for word in words(query) {
-            target.iter_mut().for_each(|v| *v = 0.0);
-            if !self
-                .embeddings
-                .add_word(&word, 1.0, &mut target, &mut pieces)
-            {
-                continue;
+            let start = targets.len();
+            targets.resize(start + dims, 0.0);
+            let target = &mut targets[start..];
+            if self.embeddings.add_word(&word, 1.0, target, &mut pieces) {
+                normalize(target);
+            } else {
+                targets.truncate(start);
             }
-            normalize(&mut target);
-            asked += 1;
-            similarities.extend(self.vectors.chunks_exact(dims).map(|row| {
-                let cosine: f32 = row.iter().zip(&target).map(|(a, b)| a * b).sum();
-                cosine.max(0.0)
-            }));
         }
+        let asked = targets.len() / dims;
         if asked == 0 {
             return Vec::new();
         }
+        // Word by word, the (non-negative) cosine with each query word: a tool's words then
+        // read one short row each.
+        let mut similarities: Vec<f32> = Vec::with_capacity(self.vectors.len() / dims * asked);
+        for row in self.vectors.chunks_exact(dims) {
+            similarities.extend(
+                targets
+                    .chunks_exact(dims)
+                    .map(|target| dot(row, target).max(0.0)),
+            );
+        }
         let floor = self.embeddings.floors().alignment;
+        let mut best = vec![0.0f32; asked];
         let ranked = self
             .documents
             .iter()
             .map(|document| {
-                let total: f32 = similarities
-                    .chunks_exact(words_known)
-                    .map(|row| {
-                        document
-                            .iter()
-                            .map(|&(word, weight)| row[word as usize] * weight)
-                            .fold(0.0, f32::max)
-                    })
-                    .sum();
-                total / asked as f32
+                best.iter_mut().for_each(|b| *b = 0.0);
+                for &(word, weight) in document {
+                    let start = word as usize * asked;
+                    for (b, s) in best.iter_mut().zip(&similarities[start..start + asked]) {
+                        *b = b.max(s * weight);
+                    }
+                }
+                best.iter().sum::<f32>() / asked as f32
             })
             .enumerate()
             .filter(|(_, score)| *score >= floor)

@@ -195,6 +195,26 @@ impl Embeddings {
     }
 }
 
+/// The dot product of `a` and `b` (equal lengths), in eight independent lanes so the
+/// compiler vectorizes it (a plain `sum` must add in order, one float at a time): a search
+/// computes one per tool and one per distinct tool word and query word.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0.0f32; 8];
+    let (a_chunks, b_chunks) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = a_chunks
+        .remainder()
+        .iter()
+        .zip(b_chunks.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in a_chunks.zip(b_chunks) {
+        for ((lane, x), y) in lanes.iter_mut().zip(x).zip(y) {
+            *lane += x * y;
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
 /// Scales `vector` to unit length (a zero vector stays zero).
 pub fn normalize(vector: &mut [f32]) {
     let norm = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
@@ -253,6 +273,13 @@ mod tests {
         table.pieces("日本", &mut pieces);
         assert!(pieces.is_empty(), "{pieces:?}");
         assert!(vector(table, "日本").iter().all(|v| *v == 0.0));
+    }
+
+    #[test]
+    fn dot_adds_every_product_whatever_the_length() {
+        let a: Vec<f32> = (1..=11).map(|v| v as f32).collect();
+        assert_eq!(dot(&a, &a), (1..=11).map(|v| (v * v) as f32).sum::<f32>());
+        assert_eq!(dot(&[], &[]), 0.0);
     }
 
     #[test]

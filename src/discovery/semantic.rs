@@ -1,12 +1,13 @@
-//! The semantic signal of tool search: each document (a tool's weighted fields) and each
-//! query as one unit vector, the weighted mean of its words' static embeddings
-//! ([`super::embeddings`]); documents rank by cosine similarity to the query. It finds
-//! "give the customer their money back" → `create_refund`, which shares no word with it.
+//! Similarity, one of the semantic rankings of tool search (with [`super::alignment`]):
+//! each document (a tool's weighted fields) and each query as one unit vector, the weighted
+//! mean of its words' static embeddings from one table ([`super::embeddings`]); documents
+//! rank by cosine similarity to the query. It finds "will it rain in Paris" → a forecast
+//! tool, which shares no word with it.
 //!
 //! Vectors are computed once per index (when the scope's tools change), a search is one
 //! embedding of the query and a dot product per document.
 
-use super::embeddings::{Embeddings, normalize};
+use super::embeddings::{Embeddings, dot, normalize};
 
 /// Unit vectors of documents, row by row.
 pub struct SemanticIndex {
@@ -54,7 +55,7 @@ impl SemanticIndex {
         let ranked = self
             .vectors
             .chunks_exact(dims)
-            .map(|row| row.iter().zip(&target).map(|(a, b)| a * b).sum::<f32>())
+            .map(|row| dot(row, &target))
             .enumerate()
             .filter(|(_, similarity)| *similarity >= floor)
             .collect();
