@@ -1,8 +1,9 @@
 //! Progressive tool discovery: the reserved `search_tools` host tool. It ranks the calling
-//! scope's deferred visible tools by BM25 ([`bm25`]) and by two static-embedding rankings
-//! (whole-tool similarity, [`semantic`], and word alignment, [`alignment`]) over their
-//! names, descriptions and parameters, fuses the three rankings by reciprocal rank, returns the best matches' definitions (inside a Code Mode program also their
-//! declarations in the program's language), and loads them into the scope, whose next
+//! scope's deferred visible tools by BM25 ([`bm25`]) and, for each of two embedded static
+//! tables ([`embeddings`]), by whole-tool similarity ([`semantic`]) and word alignment
+//! ([`alignment`]) over their names, descriptions and parameters; fuses the rankings by
+//! reciprocal rank; returns the best matches' definitions (inside a Code Mode program also
+//! their declarations in the program's language), and loads them into the scope, whose next
 //! prompt, SDK and MCP listing then present them in full.
 //!
 //! Which tools are deferred, what a scope has loaded and when `search_tools` is present are
@@ -52,9 +53,10 @@ const ALIGNMENT_DESCRIPTION_WEIGHT: f32 = 0.9;
 const ALIGNMENT_PARAMETER_NAME_WEIGHT: f32 = 0.6;
 const ALIGNMENT_PARAMETER_DESCRIPTION_WEIGHT: f32 = 0.4;
 /// Reciprocal rank fusion: a document scores `weight / (RRF_K + rank)` in each ranking
-/// (rank from 1). Chosen on the 114 tuning queries only: the strongest semantic weight and
-/// smallest `k` that keep BM25's figure there (a small `k` lets a ranking's first places
-/// decide; the held-out paraphrases were not used).
+/// (rank from 1). Chosen on the 114 tuning queries only, with one semantic ranking: the
+/// strongest semantic weight and smallest `k` that keep BM25's figure there (a small `k`
+/// lets a ranking's first places decide); kept for all four semantic rankings, where the
+/// variants tried do no better on those queries (docs/tool-search.md).
 const RRF_K: f32 = 5.0;
 const BM25_FUSION_WEIGHT: f32 = 1.0;
 const SEMANTIC_FUSION_WEIGHT: f32 = 0.8;
@@ -89,9 +91,8 @@ struct Discovery {
 struct ScopeIndex {
     generation: u64,
     index: Index,
-    /// `None` when `tools.semanticSearch` is off (or the embedded table unusable): then
-    /// BM25 ranks alone.
-    /// Otherwise one similarity and one alignment index per embedding table.
+    /// One similarity and one alignment index per embedding table; `None` when
+    /// `tools.semanticSearch` is off (or no embedded table is usable): then BM25 ranks alone.
     semantic: Option<Vec<(SemanticIndex, AlignmentIndex)>>,
     /// Document `i` is this tool.
     tools: Vec<Arc<RegisteredTool>>,
