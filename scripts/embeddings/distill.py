@@ -92,6 +92,22 @@ def kept(token):
     return token.isascii() and any(c.isalnum() for c in token)
 
 
+def write_table(path, names, vectors):
+    """Writes `vectors` (one row per name) in the format above: int8, one scale per row."""
+    scales = np.abs(vectors).max(1) / 127.0
+    scales[scales == 0] = 1.0
+    quantized = np.round(vectors / scales[:, None]).astype(np.int8)
+    with open(path, "wb") as out:
+        out.write(b"DSHEMB1\n")
+        out.write(struct.pack("<II", vectors.shape[1], len(names)))
+        for name in names:
+            raw = name.encode("utf-8")
+            out.write(struct.pack("<B", len(raw)) + raw)
+        out.write(quantized.tobytes())
+        out.write(scales.astype("<f4").tobytes())
+    print(f"{len(names)} tokens x {vectors.shape[1]} dims -> {path} ({os.path.getsize(path)} bytes)")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", required=True, help="the package's model/ directory")
@@ -122,18 +138,7 @@ def main():
     components = components[: args.dims]
     signs = np.sign(components[np.arange(args.dims), np.abs(components).argmax(1)])
     reduced = vectors @ (components * signs[:, None]).T
-    scales = np.abs(reduced).max(1) / 127.0
-    scales[scales == 0] = 1.0
-    quantized = np.round(reduced / scales[:, None]).astype(np.int8)
-    with open(args.out, "wb") as out:
-        out.write(b"DSHEMB1\n")
-        out.write(struct.pack("<II", args.dims, len(tokens)))
-        for _, token in tokens:
-            raw = token.encode("utf-8")
-            out.write(struct.pack("<B", len(raw)) + raw)
-        out.write(quantized.tobytes())
-        out.write(scales.astype("<f4").tobytes())
-    print(f"{len(tokens)} tokens x {args.dims} dims -> {args.out} ({os.path.getsize(args.out)} bytes)")
+    write_table(args.out, [token for _, token in tokens], reduced)
 
 
 if __name__ == "__main__":

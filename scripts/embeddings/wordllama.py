@@ -19,10 +19,11 @@ scale per token, in the format of distill.py.
 import argparse
 import json
 import os
-import struct
 
 import numpy as np
 from safetensors.numpy import load_file
+
+from distill import write_table  # the same file format, written by one function
 
 WEIGHTS = "weights/l2_supercat_256.safetensors"
 TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
@@ -54,19 +55,7 @@ def main():
     vocabulary = json.load(open(os.path.join(args.package, TOKENIZER), encoding="utf-8"))["model"]["vocab"]
     tokens = renamed(vocabulary)
     vectors = table[[index for _, index in tokens], : args.dims].astype(np.float64)
-    scales = np.abs(vectors).max(1) / 127.0
-    scales[scales == 0] = 1.0
-    quantized = np.round(vectors / scales[:, None]).astype(np.int8)
-    with open(args.out, "wb") as out:
-        out.write(b"DSHEMB1\n")
-        out.write(struct.pack("<II", args.dims, len(tokens)))
-        for name, _ in tokens:
-            raw = name.encode("utf-8")
-            out.write(struct.pack("<B", len(raw)) + raw)
-        out.write(quantized.tobytes())
-        out.write(scales.astype("<f4").tobytes())
-    print(f"{len(tokens)} tokens x {args.dims} dims -> {args.out} ({os.path.getsize(args.out)} bytes)")
-
+    write_table(args.out, [name for name, _ in tokens], vectors)
 
 if __name__ == "__main__":
     main()
