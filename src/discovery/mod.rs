@@ -36,22 +36,32 @@ const NAME_WEIGHT: f32 = 3.0;
 const DESCRIPTION_WEIGHT: f32 = 1.0;
 const PARAMETER_NAME_WEIGHT: f32 = 1.5;
 const PARAMETER_DESCRIPTION_WEIGHT: f32 = 0.5;
-/// The same fields' weights in a tool's semantic vector: the last part of its name (after
-/// `__`) counts more than the server prefix, and parameters count little, so a tool's
-/// vector says what it does.
-const SEMANTIC_NAME_WEIGHT: f32 = 2.0;
-const SEMANTIC_PREFIX_WEIGHT: f32 = 1.0;
-const SEMANTIC_DESCRIPTION_WEIGHT: f32 = 1.0;
-const SEMANTIC_PARAMETER_NAME_WEIGHT: f32 = 0.3;
-const SEMANTIC_PARAMETER_DESCRIPTION_WEIGHT: f32 = 0.1;
-/// The fields' weights in word alignment (a tool's word matched to a query word counts its
-/// cosine times this): set before measuring, name words first, parameters' descriptions
-/// least, and not tuned (the tuning queries find every relevant tool with them).
-const ALIGNMENT_NAME_WEIGHT: f32 = 1.0;
-const ALIGNMENT_PREFIX_WEIGHT: f32 = 0.7;
-const ALIGNMENT_DESCRIPTION_WEIGHT: f32 = 0.9;
-const ALIGNMENT_PARAMETER_NAME_WEIGHT: f32 = 0.6;
-const ALIGNMENT_PARAMETER_DESCRIPTION_WEIGHT: f32 = 0.4;
+/// The weights of a tool's fields in one semantic ranking: the last part of its name (after
+/// `__`), the server prefix before it, its description, its parameters' names and
+/// descriptions.
+struct FieldWeights {
+    name: f32,
+    prefix: f32,
+    description: f32,
+    parameters: (f32, f32),
+}
+/// In a tool's semantic vector: the last part of its name counts more than the server
+/// prefix, and parameters count little, so a tool's vector says what it does.
+const SEMANTIC_WEIGHTS: FieldWeights = FieldWeights {
+    name: 2.0,
+    prefix: 1.0,
+    description: 1.0,
+    parameters: (0.3, 0.1),
+};
+/// In word alignment (a tool's word matched to a query word counts its cosine times this):
+/// set before measuring, name words first, parameters' descriptions least, and not tuned
+/// (the tuning queries find every relevant tool with them).
+const ALIGNMENT_WEIGHTS: FieldWeights = FieldWeights {
+    name: 1.0,
+    prefix: 0.7,
+    description: 0.9,
+    parameters: (0.6, 0.4),
+};
 /// Reciprocal rank fusion: a document scores `weight / (RRF_K + rank)` in each ranking
 /// (rank from 1). Chosen on the 114 tuning queries only, with one semantic ranking: the
 /// strongest semantic weight and smallest `k` that keep BM25's figure there (a small `k`
@@ -161,34 +171,17 @@ impl ScopeIndex {
                 .name
                 .rsplit_once("__")
                 .unwrap_or(("", &definition.name));
-            let mut fields = vec![
-                (short.to_owned(), ALIGNMENT_NAME_WEIGHT),
-                (prefix.to_owned(), ALIGNMENT_PREFIX_WEIGHT),
-                (definition.description.clone(), ALIGNMENT_DESCRIPTION_WEIGHT),
-            ];
-            parameter_fields(
-                schema,
-                (
-                    ALIGNMENT_PARAMETER_NAME_WEIGHT,
-                    ALIGNMENT_PARAMETER_DESCRIPTION_WEIGHT,
-                ),
-                &mut fields,
-            );
-            alignment_texts.push(fields);
-            let mut fields = vec![
-                (short.to_owned(), SEMANTIC_NAME_WEIGHT),
-                (prefix.to_owned(), SEMANTIC_PREFIX_WEIGHT),
-                (definition.description.clone(), SEMANTIC_DESCRIPTION_WEIGHT),
-            ];
-            parameter_fields(
-                schema,
-                (
-                    SEMANTIC_PARAMETER_NAME_WEIGHT,
-                    SEMANTIC_PARAMETER_DESCRIPTION_WEIGHT,
-                ),
-                &mut fields,
-            );
-            semantic_texts.push(fields);
+            let weighted = |weights: &FieldWeights| {
+                let mut fields = vec![
+                    (short.to_owned(), weights.name),
+                    (prefix.to_owned(), weights.prefix),
+                    (definition.description.clone(), weights.description),
+                ];
+                parameter_fields(schema, weights.parameters, &mut fields);
+                fields
+            };
+            alignment_texts.push(weighted(&ALIGNMENT_WEIGHTS));
+            semantic_texts.push(weighted(&SEMANTIC_WEIGHTS));
         }
         let index = Index::new(borrowed(&texts));
         let semantic = semantic
