@@ -1,11 +1,13 @@
 //! Static token embeddings for the semantic rankings of tool search, two tables made by
-//! `scripts/embeddings/distill.sh` from PyPI packages: `embeddings.bin`, one vector per
+//! `scripts/embeddings/distill.sh` from registry packages: `embeddings.bin`, one vector per
 //! WordPiece token of all-MiniLM-L6-v2's vocabulary (the model's output for the token alone,
-//! model2vec-style, reduced by PCA to 128 dimensions), and `wordllama.bin`, WordLlama's
+//! model2vec-style, then fitted so that sums of them match the model's vectors of WordNet's
+//! sentences, reduced by PCA to 128 dimensions), and `wordllama.bin`, WordLlama's
 //! trained vectors of Llama 2's tokens (first 128 dimensions; tokens renamed the WordPiece
 //! way, so one reader splits words for both). Both are int8 with one scale per token; two
-//! independently trained tables err on different paraphrases, so their rankings add up. A text's vector is the weighted mean of its tokens' vectors, so
-//! related words ("rain", "forecast") land near each other with no model run at search time.
+//! independently trained tables err on different paraphrases, so their rankings add up. A
+//! text's vector is the weighted mean of its tokens' vectors, so related words ("rain",
+//! "forecast") land near each other with no model run at search time.
 //!
 //! The table is embedded in the binary and parsed once, on the first search that needs it
 //! (a token map over the static bytes; the components are read in place).
