@@ -103,23 +103,17 @@ impl AlignmentIndex {
         }
         let floor = self.embeddings.floors().alignment;
         let mut best = vec![0.0f32; asked];
-        let ranked = self
-            .documents
-            .iter()
-            .map(|document| {
-                best.iter_mut().for_each(|b| *b = 0.0);
-                for &(word, weight) in document {
-                    let start = word as usize * asked;
-                    for (b, s) in best.iter_mut().zip(&similarities[start..start + asked]) {
-                        *b = b.max(s * weight);
-                    }
+        let scores = self.documents.iter().map(|document| {
+            best.iter_mut().for_each(|b| *b = 0.0);
+            for &(word, weight) in document {
+                let start = word as usize * asked;
+                for (b, s) in best.iter_mut().zip(&similarities[start..start + asked]) {
+                    *b = b.max(s * weight);
                 }
-                best.iter().sum::<f32>() / asked as f32
-            })
-            .enumerate()
-            .filter(|(_, score)| *score >= floor)
-            .collect();
-        super::bm25::best(ranked, limit)
+            }
+            best.iter().sum::<f32>() / asked as f32
+        });
+        super::bm25::best(scores, |score| score >= floor, limit)
     }
 }
 

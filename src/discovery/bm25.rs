@@ -181,12 +181,7 @@ impl Index {
                 scores[document as usize] += idf * frequency * (K1 + 1.0) / (frequency + norm);
             }
         }
-        let ranked = scores
-            .into_iter()
-            .enumerate()
-            .filter(|(_, score)| *score > 0.0)
-            .collect();
-        best(ranked, limit)
+        best(scores, |score| score > 0.0, limit)
     }
 
     /// Vocabulary words that `word` (three letters or more) is a proper prefix of.
@@ -204,9 +199,18 @@ impl Index {
     }
 }
 
-/// The documents of the `limit` highest scores of `ranked` (document, score), best first,
-/// equal scores in document order; only those are sorted.
-pub(super) fn best(mut ranked: Vec<(usize, f32)>, limit: usize) -> Vec<usize> {
+/// The documents (indexes into `scores`) of the `limit` highest scores that `counts`, best
+/// first, equal scores in document order; only those are sorted.
+pub(super) fn best(
+    scores: impl IntoIterator<Item = f32>,
+    counts: impl Fn(f32) -> bool,
+    limit: usize,
+) -> Vec<usize> {
+    let mut ranked: Vec<(usize, f32)> = scores
+        .into_iter()
+        .enumerate()
+        .filter(|(_, score)| counts(*score))
+        .collect();
     let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     if ranked.len() > limit && limit > 0 {
         ranked.select_nth_unstable_by(limit - 1, order);

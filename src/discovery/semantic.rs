@@ -52,14 +52,8 @@ impl SemanticIndex {
             return Vec::new();
         }
         let floor = self.embeddings.floors().similarity;
-        let ranked = self
-            .vectors
-            .chunks_exact(dims)
-            .map(|row| dot(row, &target))
-            .enumerate()
-            .filter(|(_, similarity)| *similarity >= floor)
-            .collect();
-        super::bm25::best(ranked, limit)
+        let similarities = self.vectors.chunks_exact(dims).map(|row| dot(row, &target));
+        super::bm25::best(similarities, |similarity| similarity >= floor, limit)
     }
 }
 
