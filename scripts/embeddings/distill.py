@@ -6,8 +6,9 @@ WordPiece token through the transformer alone (`[CLS] token [SEP]`, the six BERT
 computed here with numpy, no torch) and mean-pooling its output; `--source input` takes the
 model's trained input word-embedding table. With `--wordnet DIR` (the shipped table) the
 distilled vectors are then fitted to whole sentences, WordNet's glosses as the transformer
-encodes them (tokenlearn.py says how). Either way the ASCII tokens' vectors are centred, reduced by PCA (`--dims`, 128) and stored as int8 with one scale per token (no
-frequency weighting: docs/tool-search.md says why). No hub download.
+encodes them (tokenlearn.py says how). Either way the ASCII tokens' vectors are centred,
+reduced by PCA (`--dims`, 128) and stored as int8 with one scale per token (no frequency
+weighting: docs/tool-search.md says why). No hub download.
 
     bash scripts/embeddings/distill.sh   # venv, pinned packages, then this script
 

